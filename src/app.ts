@@ -1,0 +1,70 @@
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { createContextFactory, type Context } from './context.js';
+import { maskError, rootCause, useErrorContract } from './errors.js';
+import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
+import { schema } from './schema/index.js';
+import { UpstreamClient } from './upstream/client.js';
+import { UpstreamError } from './upstream/errors.js';
+
+export interface AppOptions {
+  logger: Logger;
+  /** Put this token in GraphiQL's headers pane: only ever the sandbox's, never a real one. */
+  graphiqlToken?: string;
+}
+
+export type App = YogaServerInstance<Record<string, never>, Context>;
+
+/**
+ * The Yoga app over the REST client; no socket, so tests and main both mount it.
+ * `config.upstreamUrl` must be set (main points it at the sandbox when it is not).
+ * `app.dispose()` closes the upstream pool.
+ */
+export function createApp(config: Config, options: AppOptions): App {
+  if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
+  const upstream = new UpstreamClient({
+    baseUrl: config.upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+    batchTimeoutMs: config.upstreamBatchTimeoutMs,
+    onCall: (call) => options.logger.debug({ upstream: call }, 'upstream call'),
+  });
+  const logger = options.logger;
+
+  return createYoga<Record<string, never>, Context>({
+    schema,
+    context: createContextFactory(upstream, config.upstreamConcurrency),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: {
+      title: 'Consultas RUC, comprobantes y licencias: GraphQL',
+      defaultQuery: EXAMPLE_OPERATION,
+      headers: JSON.stringify(options.graphiqlToken ? { Authorization: `Bearer ${options.graphiqlToken}` } : {}),
+    },
+    renderGraphiQL,
+    maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },
+    logging: {
+      debug: (...args) => logger.debug({ args }, 'yoga'),
+      info: (...args) => logger.info({ args }, 'yoga'),
+      warn: (...args) => logger.warn({ args }, 'yoga'),
+      // Yoga logs the original of every masked error here. An upstream failure is the
+      // upstream's, not ours: a warning with its kind and status, no stack.
+      error: (...args) => {
+        const cause = rootCause(args[0]);
+        if (cause instanceof UpstreamError) {
+          logger.warn({ upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } }, 'upstream failure');
+        } else {
+          logger.error({ err: args[0] }, 'unexpected error');
+        }
+      },
+    },
+    plugins: [
+      // 1. Static GraphiQL files answer before any GraphQL work.
+      useGraphiQLAssets(),
+      // 2. Last look at every result: no error leaves without `code` and `retryable`.
+      useErrorContract(),
+      // 3. Close the shared upstream pool with the app.
+      { onDispose: () => upstream.close() },
+    ],
+  });
+}

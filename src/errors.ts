@@ -1,0 +1,161 @@
+import { GraphQLError } from 'graphql';
+import { maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
+import { UpstreamError } from './upstream/errors.js';
+
+/**
+ * The one place that turns failures into GraphQL errors. Every error the gateway
+ * emits carries `extensions.code` (one of ERROR_CODES) and a boolean `extensions.retryable`.
+ */
+export const ERROR_CODES = {
+  INVALID_INPUT: 'Entrada inválida: se rechaza localmente (sin consumir consultas) o la rechazó el servicio (HTTP 400).',
+  DOCUMENT_NOT_FOUND: 'El documento consultado no existe en el servicio (HTTP 404).',
+  QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429).',
+  UNAUTHENTICATED: 'Falta el token Bearer, o el servicio lo rechazó (HTTP 401).',
+  FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
+  UPSTREAM_UNAVAILABLE: 'El servicio no está disponible: 503 u otro 5xx, respuesta no JSON, error de red o tiempo agotado. Reintentable.',
+  UPSTREAM_ERROR: 'El servicio respondió algo inesperado: un registro que no cumple el esquema u otro 4xx.',
+  INTERNAL_SERVER_ERROR: 'Falla interna del gateway (el detalle se oculta).',
+  GRAPHQL_PARSE_FAILED: 'El documento GraphQL no se pudo analizar.',
+  GRAPHQL_VALIDATION_FAILED: 'El documento GraphQL no es válido para el esquema.',
+  BAD_USER_INPUT: 'Las variables no tienen el tipo que declara la operación.',
+  BAD_REQUEST: 'La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido).',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Codes whose cause may pass by itself; anything else is final for the same request. */
+const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE']);
+
+export interface GatewayErrorOptions {
+  retryable?: boolean;
+  extensions?: Record<string, unknown>;
+}
+
+/** A typed error raised by the gateway itself (local validation, missing token, ...). */
+export function gatewayError(code: ErrorCode, message: string, options: GatewayErrorOptions = {}): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code, retryable: options.retryable ?? RETRYABLE_BY_DEFAULT.has(code), ...options.extensions },
+  });
+}
+
+interface Mapped {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Upstream failure -> gateway code and Spanish message (the contract's error table). */
+function mapUpstream(error: UpstreamError): Mapped {
+  const said = error.upstreamMessage?.trim() || undefined;
+  switch (error.kind) {
+    case 'missing_token':
+      return { code: 'UNAUTHENTICATED', message: 'Falta el token de acceso: envíe la cabecera Authorization: Bearer <token>.' };
+    case 'unavailable':
+      return {
+        code: 'UPSTREAM_UNAVAILABLE',
+        message:
+          said ??
+          ('reason' in error && error.reason === 'timeout'
+            ? 'El servicio de consulta no respondió a tiempo; reintente en unos segundos.'
+            : 'El servicio de consulta no está disponible; reintente en unos segundos.'),
+      };
+    case 'invalid_response':
+      return { code: 'UPSTREAM_ERROR', message: 'El servicio de consulta devolvió un registro con un formato inesperado.' };
+    case 'http':
+      return mapHttp(error.status ?? 0, error.upstreamCode, said);
+  }
+}
+
+function mapHttp(status: number, upstreamCode: string | undefined, said: string | undefined): Mapped {
+  // 401 and 403 mean the same whatever code the upstream puts on them.
+  if (status === 401) return { code: 'UNAUTHENTICATED', message: said ?? 'El servicio rechazó el token de acceso (inválido o vencido).' };
+  if (status === 403) return { code: 'FORBIDDEN', message: said ?? 'El plan del token no permite esta consulta.' };
+  // A code counts with its own status; a 2xx with success=false has only its code to go by.
+  const known = upstreamCode ? KNOWN_UPSTREAM_CODES[upstreamCode] : undefined;
+  if (known && (status === known.status || (status >= 200 && status < 300))) {
+    return { code: known.code, message: said ?? known.message };
+  }
+  return { code: 'UPSTREAM_ERROR', message: said ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).` };
+}
+
+/** The spec's four error codes (section 7), the status each comes with, and our message when none is sent. */
+const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; message: string }> = {
+  invalid_input: { status: 400, code: 'INVALID_INPUT', message: 'El servicio rechazó los datos enviados.' },
+  document_not_found: { status: 404, code: 'DOCUMENT_NOT_FOUND', message: 'No se encontró información para el documento consultado.' },
+  quota_exceeded: { status: 429, code: 'QUOTA_EXCEEDED', message: 'Las consultas restantes del plan no alcanzan para esta operación.' },
+  upstream_unavailable: { status: 503, code: 'UPSTREAM_UNAVAILABLE', message: 'El servicio de consulta no está disponible; reintente en unos segundos.' },
+};
+
+/** The GraphQL error for an upstream failure, located where the failing field was. */
+export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLError): GraphQLError {
+  const { code, message } = mapUpstream(error);
+  const extensions: Record<string, unknown> = {
+    code,
+    retryable: error.upstreamRetryable ?? RETRYABLE_BY_DEFAULT.has(code),
+  };
+  if (error.upstreamCode) extensions['upstreamCode'] = error.upstreamCode;
+  if (error.status !== undefined) extensions['upstreamStatus'] = error.status;
+  return new GraphQLError(message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    path: located?.path,
+    originalError: error,
+    extensions,
+  });
+}
+
+/** The error under any GraphQL wrapping. */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current;
+}
+
+/**
+ * Yoga's `maskedErrors.maskError`: upstream failures become their contract code;
+ * the gateway's own GraphQL errors pass; anything else is masked as INTERNAL_SERVER_ERROR
+ * (with the original only when NODE_ENV=development).
+ */
+export function maskError(error: unknown, message: string, isDev?: boolean): Error {
+  const cause = rootCause(error);
+  if (cause instanceof UpstreamError) {
+    return upstreamToGraphQLError(cause, error instanceof GraphQLError ? error : undefined);
+  }
+  return yogaMaskError(error, 'Error interno del gateway.', isDev);
+}
+
+/** Adds `code` and `retryable` where an error lacks them (Yoga's and graphql-js's own). */
+export function withContract(error: GraphQLError): GraphQLError {
+  const ext = error.extensions ?? {};
+  if (typeof ext['code'] === 'string' && typeof ext['retryable'] === 'boolean') return error;
+  const http = ext['http'] as { status?: number } | undefined;
+  const code =
+    typeof ext['code'] === 'string'
+      ? ext['code']
+      : http?.status && http.status >= 400 && http.status < 500
+        ? 'BAD_REQUEST'
+        : // Errors with no path are request-level (variables that fail to coerce); with a path, our fault.
+          error.path
+          ? 'INTERNAL_SERVER_ERROR'
+          : 'BAD_USER_INPUT';
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: { ...ext, code, retryable: typeof ext['retryable'] === 'boolean' ? ext['retryable'] : false },
+  });
+}
+
+/** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`. */
+export function useErrorContract(): Plugin {
+  const fix = <R extends { errors?: readonly GraphQLError[] }>(r: R): R =>
+    r.errors?.length ? { ...r, errors: r.errors.map((e) => (e instanceof GraphQLError ? withContract(e) : e)) } : r;
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result)) setResult(result.map(fix));
+      else if (!(Symbol.asyncIterator in result)) setResult(fix(result));
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+
+/**
+ * GraphiQL served from our own origin. Yoga's default page loads its bundle from a
+ * public CDN; a gateway behind a firewall (or this sandbox, with no internet) would
+ * show an empty page, so the same bundle is served from the installed npm package.
+ */
+export const ASSETS_PATH = '/graphiql-assets/';
+const DIST = join(dirname(createRequire(import.meta.url).resolve('@graphql-yoga/graphiql/package.json')), 'dist');
+const FILES: Record<string, string> = {
+  'graphiql.css': 'text/css; charset=utf-8',
+  'yoga-graphiql.umd.js': 'text/javascript; charset=utf-8',
+  'monacoeditorwork/editor.worker.bundle.js': 'text/javascript; charset=utf-8',
+  'monacoeditorwork/json.worker.bundle.js': 'text/javascript; charset=utf-8',
+  'monacoeditorwork/graphql.worker..bundle.js': 'text/javascript; charset=utf-8',
+};
+
+export const EXAMPLE_OPERATION = `# Gateway GraphQL sobre el servicio de consultas de RUC, comprobantes y licencias.
+#
+# Token: en la pestaña "Headers" (abajo) escriba
+#   { "Authorization": "Bearer <su token>" }
+# Con el sandbox incorporado, use el token "sandbox-pro" (ya está puesto si arrancó
+# sin UPSTREAM_URL). Cada consulta al servicio consume consultas de su plan;
+# las repetidas dentro de una operación se hacen una sola vez.
+#
+# Un contribuyente con su ficha detallada y una licencia, en una sola consulta:
+query Ejemplo {
+  contribuyente(ruc: "20100123453") {
+    ruc
+    nombreORazonSocial
+    estado
+    condicion
+    esAgenteDeRetencion
+    detalle {
+      tipoContribuyente
+      fechaInscripcion
+      actividadesEconomicas
+    }
+  }
+  licencia(numLicencia: "Q46779354") {
+    nombres
+    apellidoPaterno
+    apellidoMaterno
+  }
+}
+`;
+
+function escapeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Yoga's GraphiQL page, with the bundle and workers taken from ASSETS_PATH. */
+export function renderGraphiQL(opts: GraphiQLOptions): string {
+  const title = escapeHtml(opts.title ?? 'GraphiQL');
+  const workers = {
+    editorWorkerService: `${ASSETS_PATH}monacoeditorwork/editor.worker.bundle.js`,
+    json: `${ASSETS_PATH}monacoeditorwork/json.worker.bundle.js`,
+    graphql: `${ASSETS_PATH}monacoeditorwork/graphql.worker..bundle.js`,
+  };
+  return `<!doctype html><html lang="es"><head><meta charset="utf-8"><title>${title}</title>
+<link rel="stylesheet" href="${ASSETS_PATH}graphiql.css"></head>
+<body id="body" class="no-focus-outline"><noscript>GraphiQL necesita JavaScript.</noscript><div id="root">Cargando ${title}...</div>
+<script>
+const workers = {};
+const workerUrls = ${escapeJson(workers)};
+function prepareWorkers() {
+  return Promise.all(Object.entries(workerUrls).map(async ([name, url]) => {
+    const text = await (await fetch(url)).text();
+    workers[name] = URL.createObjectURL(new Blob([text], { type: 'application/javascript' }));
+  }));
+}
+self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => workers[label] };
+</script>
+<script src="${ASSETS_PATH}yoga-graphiql.umd.js"></script>
+<script>prepareWorkers().finally(() => YogaGraphiQL.renderYogaGraphiQL(root, ${escapeJson(opts)}));</script>
+</body></html>`;
+}
+
+/** Serves the GraphiQL bundle files, read once and kept in memory (about 16 MB, only once asked for). */
+export function useGraphiQLAssets(): Plugin {
+  const cache = new Map<string, Promise<Buffer>>();
+  return {
+    async onRequest({ url, request, endResponse, fetchAPI }) {
+      if (!url.pathname.startsWith(ASSETS_PATH)) return;
+      const name = url.pathname.slice(ASSETS_PATH.length);
+      const type = FILES[name];
+      if (!type || (request.method !== 'GET' && request.method !== 'HEAD')) {
+        endResponse(new fetchAPI.Response('Not found', { status: 404 }));
+        return;
+      }
+      let file = cache.get(name);
+      if (!file) {
+        file = readFile(join(DIST, name));
+        cache.set(name, file);
+      }
+      const body = await file;
+      endResponse(
+        new fetchAPI.Response(request.method === 'HEAD' ? null : new Uint8Array(body), {
+          status: 200,
+          headers: { 'content-type': type, 'content-length': String(body.length), 'cache-control': 'public, max-age=86400' },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,312 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  DEFAULT_TOKENS,
+  LICENCES,
+  SLOW_TAXPAYER_NAME,
+  TAXPAYERS,
+  TRIGGERS,
+  type SandboxTaxpayer,
+  type SandboxTokenPlan,
+  type TriggerName,
+} from './data.js';
+
+/**
+ * The built-in REST double: a real node:http server that follows rest-api.md with
+ * sample data, a plan quota per token, trigger values for every failure, and a record
+ * of the calls it received for tests to assert on.
+ */
+
+export interface SandboxOptions {
+  /** @default 0 (any free port) */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Tokens and their plans. @default DEFAULT_TOKENS */
+  tokens?: readonly SandboxTokenPlan[];
+  /** Delay of the `slow` trigger. @default 3000 */
+  slowMs?: number;
+}
+
+export interface RecordedCall {
+  method: string;
+  /** Path as received, prefix included (`/api/ruc` on the legacy address). */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or the raw text when it was not JSON. */
+  body: unknown;
+  status: number;
+}
+
+export interface Sandbox {
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  /** Every call received, in order. */
+  readonly calls: RecordedCall[];
+  /** Calls to one operation, prefix ignored: callsTo('/ruc'). */
+  callsTo(path: string): RecordedCall[];
+  /** Plan queries left for a token. */
+  quotaOf(token: string): number | undefined;
+  setQuota(token: string, quota: number): void;
+  /** Forgets recorded calls. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Plan cost of each operation (spec 8). Batch cost is per receipt. */
+const COST: Record<string, number> = { '/ruc': 1, '/ruc-sunat': 1, '/licencia-conducir': 2 };
+const LEGACY_PREFIX = '/api';
+const MAX_BODY = 1024 * 1024;
+
+type Answer = { status: number; json?: unknown; raw?: string; contentType?: string; delayMs?: number; reset?: boolean };
+
+const ok = (data: unknown): Answer => ({ status: 200, json: { success: true, code: 'found', retryable: false, data, time: 0.01 } });
+const fail = (status: number, code: string, message: string, retryable = false): Answer => ({
+  status,
+  json: { success: false, code, retryable, message },
+});
+
+const TRIGGER_BY_KEY = new Map<string, TriggerName>(
+  Object.entries(TRIGGERS).flatMap(([name, keys]) => [
+    [keys.ruc, name as TriggerName],
+    [keys.licencia, name as TriggerName],
+  ]),
+);
+
+export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const plans = new Map((options.tokens ?? DEFAULT_TOKENS).map((p) => [p.token, { ...p }]));
+  const slowMs = options.slowMs ?? 3000;
+  const calls: RecordedCall[] = [];
+  const taxpayers = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
+  const licences = new Map(LICENCES.map((l) => [l.num_licencia, l]));
+
+  function triggered(name: TriggerName, answer: () => Answer): Answer {
+    switch (name) {
+      case 'unavailable':
+        return fail(503, 'upstream_unavailable', 'El servicio de consulta no está disponible, vuelva a intentarlo en unos segundos.', true);
+      case 'badGateway':
+        return { status: 502, raw: '<html><body><h1>502 Bad Gateway</h1></body></html>', contentType: 'text/html' };
+      case 'slow':
+        return { ...answer(), delayMs: slowMs };
+      case 'brokenBody':
+        return { status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"2060', contentType: 'application/json' };
+      case 'badRecord':
+        return ok({ ruc: 12345, estado: ['ACTIVO'] });
+      case 'rejected':
+        return fail(400, 'invalid_input', 'El RUC es incorrecto');
+      case 'otherClientError':
+        return fail(422, 'unprocessable_entity', 'La solicitud no se pudo procesar.');
+      case 'reset':
+        return { status: 0, reset: true };
+      case 'notFound':
+        return answer();
+    }
+  }
+
+  function charge(token: string, cost: number): Answer | undefined {
+    const plan = plans.get(token)!;
+    if (plan.quota < cost) {
+      return fail(429, 'quota_exceeded', `Le quedan ${plan.quota} consultas y la solicitud requiere ${cost}. Actualice su plan.`);
+    }
+    plan.quota -= cost;
+    return undefined;
+  }
+
+  function lookup(op: string, token: string, body: Record<string, unknown>): Answer {
+    const keyField = op === '/licencia-conducir' ? 'num_licencia' : 'ruc';
+    const key = typeof body[keyField] === 'string' ? (body[keyField] as string).trim() : '';
+    if (op === '/licencia-conducir') {
+      if (!key) return fail(400, 'invalid_input', 'El parámetro num_licencia es requerido');
+      if (plans.get(token)!.plan === 'free') {
+        return fail(403, 'plan_not_allowed', 'La consulta de licencias de conducir no está disponible en el plan gratuito.');
+      }
+    } else if (!/^(10|15|16|17|20)\d{9}$/.test(key)) {
+      return fail(400, 'invalid_input', 'El RUC es incorrecto');
+    }
+    const answer = (): Answer => {
+      const refused = charge(token, COST[op]!);
+      if (refused) return refused;
+      if (op === '/licencia-conducir') {
+        const holder = licences.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? { ...LICENCES[0]!, num_licencia: key } : undefined);
+        return holder ? ok(holder) : fail(404, 'document_not_found', 'No se encontró información para la licencia indicada.');
+      }
+      const taxpayer = taxpayers.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? slowTaxpayer(key) : undefined);
+      if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
+      return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
+    };
+    const trigger = TRIGGER_BY_KEY.get(key);
+    return trigger ? triggered(trigger, answer) : answer();
+  }
+
+  function batch(op: string, token: string, body: Record<string, unknown>): Answer {
+    const list = body['comprobantes'];
+    if (!Array.isArray(list) || list.length === 0) return fail(400, 'invalid_input', 'El parámetro comprobantes es requerido');
+    if (list.length > 100) return fail(400, 'invalid_input', 'Enviar máximo 100 comprobantes por consulta.');
+    const receipts = list.map((item) => (op.endsWith('-v2') ? fromLine(item) : fromObject(item)));
+    if (receipts.some((r) => r === undefined)) return fail(400, 'invalid_input', 'Comprobante con formato incorrecto');
+    const issuerTrigger = receipts.map((r) => TRIGGER_BY_KEY.get(r!.ruc_emisor)).find((n) => n && n !== 'notFound');
+    const answer = (): Answer => {
+      const refused = charge(token, receipts.length);
+      if (refused) return refused;
+      const comprobantes = receipts.map((r) => ({
+        serie_documento: r!.serie_documento,
+        numero_documento: r!.numero_documento,
+        ...receiptState(r!),
+      }));
+      return ok({ cantidad_de_comprobantes: comprobantes.length, comprobantes });
+    };
+    return issuerTrigger ? triggered(issuerTrigger, answer) : answer();
+  }
+
+  function receiptState(r: Receipt): { comprobante_estado_descripcion: string; observaciones: unknown[] } {
+    if (!taxpayers.has(r.ruc_emisor)) {
+      return { comprobante_estado_descripcion: 'NO EXISTE', observaciones: ['El emisor no figura en el padrón.'] };
+    }
+    if (Number(r.total) === 0) return { comprobante_estado_descripcion: 'RECHAZADO', observaciones: ['El importe total es cero.'] };
+    if (r.numero_documento.endsWith('0')) return { comprobante_estado_descripcion: 'ANULADO', observaciones: [] };
+    if (r.codigo_tipo_documento === '07' || r.codigo_tipo_documento === '08') {
+      return {
+        comprobante_estado_descripcion: 'ACEPTADO',
+        observaciones: [{ codigo: '4287', descripcion: 'Nota vinculada a un comprobante de referencia' }],
+      };
+    }
+    return { comprobante_estado_descripcion: 'ACEPTADO', observaciones: [] };
+  }
+
+  function route(req: IncomingMessage, body: unknown): Answer {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const op = path.startsWith(`${LEGACY_PREFIX}/`) ? path.slice(LEGACY_PREFIX.length) : path;
+    const known = ['/ruc', '/ruc-sunat', '/licencia-conducir', '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
+    if (!known.includes(op)) return fail(404, 'not_found', 'Ruta no encontrada');
+    if (req.method !== 'POST') return fail(405, 'method_not_allowed', 'Use POST');
+    const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
+    if (!plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
+    const fields = body as Record<string, unknown>;
+    return op.startsWith('/validacion') ? batch(op, auth[1]!, fields) : lookup(op, auth[1]!, fields);
+  }
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Recorded as raw text; route() answers 400.
+      }
+      const answer = size > MAX_BODY ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande') : route(req, body);
+      calls.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, headers: req.headers, body, status: answer.status });
+      send(res, answer);
+    });
+  });
+
+  // Keep-alive sockets would hold close() open; track them to end them on close.
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const pending = new Set<NodeJS.Timeout>();
+
+  function send(res: ServerResponse, answer: Answer) {
+    const write = () => {
+      if (answer.reset) {
+        res.socket?.destroy();
+        return;
+      }
+      const payload = answer.raw ?? JSON.stringify(answer.json);
+      res.writeHead(answer.status, {
+        'content-type': answer.contentType ?? 'application/json',
+        'content-length': Buffer.byteLength(payload),
+      });
+      res.end(payload);
+    };
+    if (!answer.delayMs) return write();
+    const timer = setTimeout(() => {
+      pending.delete(timer);
+      if (!res.destroyed) write();
+    }, answer.delayMs);
+    pending.add(timer);
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      const host = options.host ?? '127.0.0.1';
+      resolve({
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+        calls,
+        callsTo: (path) => calls.filter((c) => c.path === path || c.path === LEGACY_PREFIX + path),
+        quotaOf: (token) => plans.get(token)?.quota,
+        setQuota: (token, quota) => {
+          const plan = plans.get(token);
+          if (plan) plan.quota = quota;
+        },
+        reset: () => {
+          calls.length = 0;
+        },
+        close: () =>
+          new Promise<void>((done) => {
+            for (const timer of pending) clearTimeout(timer);
+            pending.clear();
+            server.close(() => done());
+            for (const s of sockets) s.destroy();
+          }),
+      });
+    });
+  });
+}
+
+interface Receipt {
+  ruc_emisor: string;
+  codigo_tipo_documento: string;
+  serie_documento: string;
+  numero_documento: string;
+  fecha_de_emision: string;
+  total: string;
+}
+const RECEIPT_FIELDS = ['ruc_emisor', 'codigo_tipo_documento', 'serie_documento', 'numero_documento', 'fecha_de_emision', 'total'] as const;
+
+function fromObject(item: unknown): Receipt | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const r = item as Record<string, unknown>;
+  return RECEIPT_FIELDS.every((f) => typeof r[f] === 'string') ? (r as unknown as Receipt) : undefined;
+}
+
+function fromLine(item: unknown): Receipt | undefined {
+  if (typeof item !== 'string') return undefined;
+  const parts = item.split('|');
+  if (parts.length !== 6) return undefined;
+  return Object.fromEntries(RECEIPT_FIELDS.map((f, i) => [f, parts[i]])) as unknown as Receipt;
+}
+
+function summary(t: SandboxTaxpayer) {
+  const { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente } = t;
+  return { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente };
+}
+
+function detail(t: SandboxTaxpayer) {
+  return {
+    ruc: t.ruc,
+    nombre_o_razon_social: t.nombre_o_razon_social,
+    estado: t.estado,
+    condicion: t.condicion,
+    direccion_completa: `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}`,
+    tipo_contribuyente: t.tipo_contribuyente,
+    fecha_inscripcion: t.fecha_inscripcion,
+    actividades_economicas: t.actividades_economicas,
+  };
+}
+
+function slowTaxpayer(ruc: string): SandboxTaxpayer {
+  return { ...TAXPAYERS[0]!, ruc, nombre_o_razon_social: SLOW_TAXPAYER_NAME };
+}

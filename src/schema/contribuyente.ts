@@ -1,0 +1,84 @@
+import { gatewayError } from '../errors.js';
+import type { RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from '../validation.js';
+import { builder } from './builder.js';
+import { valid } from './input.js';
+
+/** `SI` -> true, `NO` -> false, anything else (absent, blank, unknown) -> null. */
+function siNo(flag: string | null | undefined): boolean | null {
+  return flag === 'SI' ? true : flag === 'NO' ? false : null;
+}
+
+export const ContribuyenteDetalle = builder.objectRef<RucSunatRecord>('ContribuyenteDetalle').implement({
+  description: 'Ficha detallada del contribuyente (REST: POST /ruc-sunat). Prefiere la fuente oficial de SUNAT; si falla, un proveedor de facturación electrónica.',
+  fields: (t) => ({
+    ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
+    nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
+    estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
+    condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
+    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: 'Dirección completa, con distrito, provincia y departamento.' }),
+    tipoContribuyente: t.exposeString('tipo_contribuyente', { nullable: true, description: 'Tipo de contribuyente.' }),
+    fechaInscripcion: t.exposeString('fecha_inscripcion', { nullable: true, description: 'Fecha de inscripción, AAAA-MM-DD.' }),
+    actividadesEconomicas: t.exposeStringList('actividades_economicas', { description: 'Actividades económicas registradas.' }),
+  }),
+});
+
+export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').implement({
+  description: 'Resumen del contribuyente (REST: POST /ruc, padrón reducido de SUNAT).',
+  fields: (t) => ({
+    ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
+    nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
+    estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
+    condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
+    direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección.' }),
+    departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región).' }),
+    esAgenteDeRetencion: t.boolean({
+      nullable: true,
+      description: 'Agente de retención: "SI" -> true, "NO" -> false, otro valor -> null.',
+      resolve: (r) => siNo(r.es_agente_de_retencion),
+    }),
+    esBuenContribuyente: t.boolean({
+      nullable: true,
+      description: 'Buen contribuyente: "SI" -> true, "NO" -> false, otro valor -> null.',
+      resolve: (r) => siNo(r.es_buen_contribuyente),
+    }),
+    detalle: t.field({
+      type: ContribuyenteDetalle,
+      nullable: true,
+      description: 'La ficha detallada del mismo RUC (REST: POST /ruc-sunat, 1 consulta; compartida con `contribuyenteDetalle` en la misma operación).',
+      resolve: (r, _args, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  contribuyente: t.field({
+    type: Contribuyente,
+    nullable: true,
+    description: 'Resumen del contribuyente (padrón reducido de SUNAT). REST: POST /ruc. Costo: 1 consulta.',
+    args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos (10, 15, 16, 17 o 20 + dígito verificador).' }) },
+    resolve: (_root, { ruc }, ctx) => ctx.loaders.ruc.load(valid(checkRuc(ruc))),
+  }),
+  contribuyentes: t.field({
+    type: [Contribuyente],
+    nullable: { list: false, items: true },
+    description:
+      'Varios contribuyentes en una llamada (hasta 100 RUC). Un RUC repetido se consulta una sola vez. Costo: 1 consulta por RUC distinto.',
+    args: { rucs: t.arg.stringList({ required: true, description: 'Hasta 100 RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.' }) },
+    resolve: (_root, { rucs }, ctx) => {
+      if (rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_RUCS);
+      // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
+      return rucs.map((ruc) => {
+        const checked = checkRuc(ruc);
+        return checked.ok ? ctx.loaders.ruc.load(checked.value) : Promise.reject(gatewayError('INVALID_INPUT', checked.message));
+      });
+    },
+  }),
+  contribuyenteDetalle: t.field({
+    type: ContribuyenteDetalle,
+    nullable: true,
+    description: 'Ficha detallada (SUNAT, con respaldo de un proveedor de facturación). REST: POST /ruc-sunat. Costo: 1 consulta.',
+    args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos.' }) },
+    resolve: (_root, { ruc }, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(ruc))),
+  }),
+}));

@@ -1,0 +1,26 @@
+import type { LicenciaRecord } from '../upstream/schemas.js';
+import { checkNumLicencia } from '../validation.js';
+import { builder } from './builder.js';
+import { valid } from './input.js';
+
+export const LicenciaConducir = builder.objectRef<LicenciaRecord>('LicenciaConducir').implement({
+  description: 'Titular de una licencia de conducir (REST: POST /licencia-conducir; fuentes: MTC y SUNAT).',
+  fields: (t) => ({
+    numLicencia: t.exposeString('num_licencia', { description: 'Número de licencia, tal como lo devuelve el servicio.' }),
+    tipoDocumento: t.exposeString('tipo_documento', { nullable: true, description: 'Tipo de documento del titular, p. ej. DNI.' }),
+    numeroDocumento: t.exposeString('numero_documento', { nullable: true, description: 'Número de documento del titular.' }),
+    nombres: t.exposeString('nombres', { nullable: true, description: 'Nombres.' }),
+    apellidoPaterno: t.exposeString('apellido_paterno', { nullable: true, description: 'Apellido paterno.' }),
+    apellidoMaterno: t.exposeString('apellido_materno', { nullable: true, description: 'Apellido materno.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  licencia: t.field({
+    type: LicenciaConducir,
+    nullable: true,
+    description: 'Titular de una licencia de conducir. REST: POST /licencia-conducir. Costo: 2 consultas. No disponible en el plan gratuito.',
+    args: { numLicencia: t.arg.string({ required: true, description: 'Número de licencia, p. ej. Q12345678.' }) },
+    resolve: (_root, { numLicencia }, ctx) => ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))),
+  }),
+}));

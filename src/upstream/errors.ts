@@ -1,0 +1,100 @@
+/**
+ * Every way an upstream call can fail, as one small tree of typed errors.
+ * Stable `kind` strings let callers branch without instanceof chains; nothing here
+ * knows GraphQL (src/errors.ts maps these to the gateway's error codes).
+ */
+export type UpstreamErrorKind = 'missing_token' | 'http' | 'unavailable' | 'invalid_response';
+
+export abstract class UpstreamError extends Error {
+  abstract readonly kind: UpstreamErrorKind;
+  /** REST path that was (or would have been) called, e.g. `/ruc`. */
+  readonly path: string;
+  /** HTTP status of the answer, when there was one. */
+  readonly status: number | undefined;
+  /** The envelope's `code`, when the upstream sent one. */
+  readonly upstreamCode: string | undefined;
+  /** The envelope's own boolean `retryable`, when sent; it wins over any default. */
+  readonly upstreamRetryable: boolean | undefined;
+  /** The envelope's Spanish `message`, when sent. */
+  readonly upstreamMessage: string | undefined;
+
+  constructor(
+    message: string,
+    fields: {
+      path: string;
+      status?: number | undefined;
+      upstreamCode?: string | undefined;
+      upstreamRetryable?: boolean | undefined;
+      upstreamMessage?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.path = fields.path;
+    this.status = fields.status;
+    this.upstreamCode = fields.upstreamCode;
+    this.upstreamRetryable = fields.upstreamRetryable;
+    this.upstreamMessage = fields.upstreamMessage;
+  }
+}
+
+/** The caller sent no bearer token: refused before any network I/O, so it costs no query. */
+export class MissingTokenError extends UpstreamError {
+  readonly kind = 'missing_token';
+  override readonly name = 'MissingTokenError';
+  constructor(path: string) {
+    super(`no bearer token for ${path}; no call made`, { path });
+  }
+}
+
+/** The upstream answered with an error: a non-2xx status, or a 2xx envelope with success=false. */
+export class UpstreamHttpError extends UpstreamError {
+  readonly kind = 'http';
+  override readonly name = 'UpstreamHttpError';
+  constructor(fields: {
+    path: string;
+    status: number;
+    upstreamCode?: string | undefined;
+    upstreamRetryable?: boolean | undefined;
+    upstreamMessage?: string | undefined;
+  }) {
+    super(`upstream ${fields.path} answered ${fields.status} ${fields.upstreamCode ?? '(no code)'}`, fields);
+  }
+}
+
+export type UnavailableReason = 'network' | 'timeout' | 'status' | 'not_json' | 'too_large';
+
+/** The upstream could not be reached or gave no usable answer; worth retrying later. */
+export class UpstreamUnavailableError extends UpstreamError {
+  readonly kind = 'unavailable';
+  override readonly name = 'UpstreamUnavailableError';
+  readonly reason: UnavailableReason;
+  constructor(fields: {
+    path: string;
+    reason: UnavailableReason;
+    status?: number | undefined;
+    upstreamCode?: string | undefined;
+    upstreamRetryable?: boolean | undefined;
+    upstreamMessage?: string | undefined;
+    cause?: unknown;
+  }) {
+    super(`upstream ${fields.path} unavailable: ${fields.reason}${fields.status ? ` (${fields.status})` : ''}`, fields);
+    this.reason = fields.reason;
+  }
+}
+
+/** A 2xx whose envelope or record does not match the schema we rely on. */
+export class UpstreamInvalidResponseError extends UpstreamError {
+  readonly kind = 'invalid_response';
+  override readonly name = 'UpstreamInvalidResponseError';
+  /** Where the record broke, as zod paths: field names only, never values. */
+  readonly issues: readonly string[];
+  constructor(fields: { path: string; status: number; issues: readonly string[] }) {
+    super(`upstream ${fields.path} sent a record that breaks the schema: ${fields.issues.join('; ')}`, fields);
+    this.issues = fields.issues;
+  }
+}
+
+export function isUpstreamError(error: unknown): error is UpstreamError {
+  return error instanceof UpstreamError;
+}

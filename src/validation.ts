@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import type { ComprobanteBody } from './upstream/schemas.js';
+
+/**
+ * Input rules checked before any upstream call, so bad input never costs a query.
+ * Each parser returns the normalized value or a Spanish message naming what is wrong.
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+
+export const MAX_COMPROBANTES = 100;
+export const MAX_RUCS = 100;
+export const MSG_RUC_INCORRECTO = 'El RUC es incorrecto';
+export const MSG_MAX_COMPROBANTES = 'Enviar máximo 100 comprobantes por consulta.';
+export const MSG_MAX_RUCS = 'Enviar máximo 100 RUC por consulta.';
+
+const RUC_PREFIXES = new Set(['10', '15', '16', '17', '20']);
+const RUC_WEIGHTS = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2] as const;
+
+/** SUNAT's modulo-11 check digit of the first ten digits. */
+export function rucCheckDigit(first10: string): number {
+  let sum = 0;
+  for (let i = 0; i < 10; i++) sum += Number(first10[i]) * RUC_WEIGHTS[i]!;
+  const digit = 11 - (sum % 11);
+  return digit === 10 ? 0 : digit === 11 ? 1 : digit;
+}
+
+/** 11 digits, a known prefix, and a correct check digit. */
+export function isValidRuc(ruc: string): boolean {
+  return /^\d{11}$/.test(ruc) && RUC_PREFIXES.has(ruc.slice(0, 2)) && rucCheckDigit(ruc) === Number(ruc[10]);
+}
+
+export function checkRuc(input: string): Checked<string> {
+  const ruc = input.trim();
+  return isValidRuc(ruc) ? { ok: true, value: ruc } : { ok: false, message: MSG_RUC_INCORRECTO };
+}
+
+export function checkNumLicencia(input: string): Checked<string> {
+  const num = input.trim();
+  if (num === '') return { ok: false, message: 'El parámetro numLicencia es requerido y no puede estar vacío.' };
+  // Licence numbers are short codes (a letter and 8 digits today); a long one is a mistake, not a lookup.
+  if (num.length > 20 || !/^[0-9A-Za-z-]+$/.test(num)) {
+    return { ok: false, message: 'El número de licencia solo admite letras, dígitos y guiones (máximo 20 caracteres).' };
+  }
+  return { ok: true, value: num };
+}
+
+function isRealDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+/** The six receipt fields, in upstream order, with the rule each must meet. */
+const FIELD_RULES = {
+  rucEmisor: z.string().refine(isValidRuc, 'RUC del emisor incorrecto (11 dígitos con dígito verificador válido)'),
+  codigoTipoDocumento: z.string().regex(/^[0-9A-Z]{2}$/, 'debe tener 2 caracteres (01, 03, 07, 08, R1, ...)'),
+  serieDocumento: z.string().regex(/^[0-9A-Z]{4}$/, 'debe tener 4 caracteres en mayúsculas o dígitos (F001, B001, E001, 0001)'),
+  numeroDocumento: z.string().regex(/^\d{1,8}$/, 'debe tener de 1 a 8 dígitos'),
+  fechaDeEmision: z.string().refine(isRealDate, 'debe ser una fecha existente con formato AAAA-MM-DD'),
+  total: z.string().regex(/^\d{1,12}(\.\d{1,2})?$/, 'debe ser un importe decimal, por ejemplo 1180.00'),
+} as const;
+type FieldName = keyof typeof FIELD_RULES;
+const FIELD_ORDER = Object.keys(FIELD_RULES) as FieldName[];
+
+export type ComprobanteInput = Record<FieldName, string>;
+
+function checkList<T>(list: readonly T[], what: string): string | undefined {
+  if (list.length === 0) return `Enviar al menos un ${what}.`;
+  if (list.length > MAX_COMPROBANTES) return MSG_MAX_COMPROBANTES;
+  return undefined;
+}
+
+/** Problems of one receipt, each naming its position and field: `comprobantes[2].serieDocumento: ...`. */
+function receiptProblems(fields: Record<FieldName, string>, where: string): string[] {
+  const problems: string[] = [];
+  for (const name of FIELD_ORDER) {
+    const result = FIELD_RULES[name].safeParse(fields[name]);
+    if (!result.success) problems.push(`${where}.${name}: ${result.error.issues[0]?.message ?? 'valor inválido'}`);
+  }
+  return problems;
+}
+
+function summarize(problems: string[]): string {
+  const shown = problems.slice(0, 10).join('; ');
+  return problems.length > 10 ? `${shown}; y ${problems.length - 10} problemas más` : shown;
+}
+
+/** Validates receipt objects and returns them in the upstream's snake_case shape (fields trimmed). */
+export function checkComprobantes(list: readonly ComprobanteInput[]): Checked<ComprobanteBody[]> {
+  const listProblem = checkList(list, 'comprobante');
+  if (listProblem) return { ok: false, message: listProblem };
+  const problems: string[] = [];
+  const bodies = list.map((raw, i) => {
+    const f = Object.fromEntries(FIELD_ORDER.map((k) => [k, raw[k].trim()])) as ComprobanteInput;
+    problems.push(...receiptProblems(f, `comprobantes[${i}]`));
+    return {
+      ruc_emisor: f.rucEmisor,
+      codigo_tipo_documento: f.codigoTipoDocumento,
+      serie_documento: f.serieDocumento,
+      numero_documento: f.numeroDocumento,
+      fecha_de_emision: f.fechaDeEmision,
+      total: f.total,
+    };
+  });
+  return problems.length ? { ok: false, message: summarize(problems) } : { ok: true, value: bodies };
+}
+
+/** Validates `ruc|tipo|serie|numero|fecha|total` lines; they are sent exactly as given. */
+export function checkLineas(lines: readonly string[]): Checked<string[]> {
+  const listProblem = checkList(lines, 'comprobante');
+  if (listProblem) return { ok: false, message: listProblem };
+  const problems: string[] = [];
+  lines.forEach((line, i) => {
+    const parts = line.split('|');
+    if (parts.length !== FIELD_ORDER.length) {
+      problems.push(`comprobantes[${i}]: debe tener 6 partes separadas por '|' (ruc|tipo|serie|numero|fecha|total), tiene ${parts.length}`);
+      return;
+    }
+    const fields = Object.fromEntries(FIELD_ORDER.map((k, j) => [k, parts[j]])) as ComprobanteInput;
+    problems.push(...receiptProblems(fields, `comprobantes[${i}]`));
+  });
+  return problems.length ? { ok: false, message: summarize(problems) } : { ok: true, value: [...lines] };
+}
+
+/** SOL credentials: a valid company RUC and non-blank user and key. The key is never put in a message. */
+export function checkCredencialesSol(c: { rucEmpresa: string; usuario: string; clave: string }): Checked<typeof c> {
+  const rucEmpresa = c.rucEmpresa.trim();
+  const problems: string[] = [];
+  if (!isValidRuc(rucEmpresa)) problems.push('credencialesSol.rucEmpresa: RUC incorrecto');
+  if (c.usuario.trim() === '') problems.push('credencialesSol.usuario: no puede estar vacío');
+  if (c.clave === '') problems.push('credencialesSol.clave: no puede estar vacía');
+  return problems.length
+    ? { ok: false, message: problems.join('; ') }
+    : { ok: true, value: { rucEmpresa, usuario: c.usuario.trim(), clave: c.clave } };
+}
