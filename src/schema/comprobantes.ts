@@ -60,7 +60,8 @@ builder.mutationFields((t) => ({
   validarComprobantesTexto: t.field({
     type: ValidacionComprobantes,
     nullable: true,
-    description: "Igual, con cada comprobante como texto 'ruc|tipo|serie|numero|fecha|total'. REST: POST /validacion-multiple-cpe-v2.",
+    description:
+      "Igual, con cada comprobante como texto 'ruc|tipo|serie|numero|fecha|total'. REST: POST /validacion-multiple-cpe-v2. Costo: 1 consulta por comprobante.",
     args: {
       comprobantes: t.arg.stringList({ required: true, description: "De 1 a 100 líneas 'ruc|tipo|serie|numero|fecha|total'." }),
       credencialesSol: t.arg({ type: CredencialesSolInput, required: false, description: 'Credenciales SOL de la empresa (opcional).' }),
