@@ -12,6 +12,8 @@ export interface AppOptions {
   logger: Logger;
   /** Put this token in GraphiQL's headers pane: only ever the sandbox's, never a real one. */
   graphiqlToken?: string;
+  /** A ready client to use instead of one built from config (it is still closed with the app). */
+  upstream?: UpstreamClient;
 }
 
 export type App = YogaServerInstance<Record<string, never>, Context>;
@@ -23,12 +25,14 @@ export type App = YogaServerInstance<Record<string, never>, Context>;
  */
 export function createApp(config: Config, options: AppOptions): App {
   if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
-  const upstream = new UpstreamClient({
-    baseUrl: config.upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    batchTimeoutMs: config.upstreamBatchTimeoutMs,
-    onCall: (call) => options.logger.debug({ upstream: call }, 'upstream call'),
-  });
+  const upstream =
+    options.upstream ??
+    new UpstreamClient({
+      baseUrl: config.upstreamUrl,
+      timeoutMs: config.upstreamTimeoutMs,
+      batchTimeoutMs: config.upstreamBatchTimeoutMs,
+      onCall: (call) => options.logger.debug({ upstream: call }, 'upstream call'),
+    });
   const logger = options.logger;
 
   return createYoga<Record<string, never>, Context>({
@@ -52,7 +56,10 @@ export function createApp(config: Config, options: AppOptions): App {
       error: (...args) => {
         const cause = rootCause(args[0]);
         if (cause instanceof UpstreamError) {
-          logger.warn({ upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } }, 'upstream failure');
+          logger.warn(
+            { upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } },
+            'upstream failure',
+          );
         } else {
           logger.error({ err: args[0] }, 'unexpected error');
         }

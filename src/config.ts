@@ -10,9 +10,7 @@ const EnvSchema = z
     /** @default '0.0.0.0' */
     HOST: z.string().min(1).default('0.0.0.0'),
     /** Base URL of the REST service; may carry a path prefix (`https://apiperu.dev/api`). Unset: the built-in sandbox. */
-    UPSTREAM_URL: z
-      .url({ protocol: /^https?$/, message: 'UPSTREAM_URL debe ser una URL http(s)' })
-      .optional(),
+    UPSTREAM_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_URL debe ser una URL http(s)' }).optional(),
     /** @default 10000 */
     UPSTREAM_TIMEOUT_MS: millis.default(10_000),
     /** @default 60000 */

@@ -82,7 +82,11 @@ const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; me
   invalid_input: { status: 400, code: 'INVALID_INPUT', message: 'El servicio rechazó los datos enviados.' },
   document_not_found: { status: 404, code: 'DOCUMENT_NOT_FOUND', message: 'No se encontró información para el documento consultado.' },
   quota_exceeded: { status: 429, code: 'QUOTA_EXCEEDED', message: 'Las consultas restantes del plan no alcanzan para esta operación.' },
-  upstream_unavailable: { status: 503, code: 'UPSTREAM_UNAVAILABLE', message: 'El servicio de consulta no está disponible; reintente en unos segundos.' },
+  upstream_unavailable: {
+    status: 503,
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'El servicio de consulta no está disponible; reintente en unos segundos.',
+  },
 };
 
 /** The GraphQL error for an upstream failure, located where the failing field was. */
@@ -128,16 +132,9 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
 export function withContract(error: GraphQLError): GraphQLError {
   const ext = error.extensions ?? {};
   if (typeof ext['code'] === 'string' && typeof ext['retryable'] === 'boolean') return error;
-  const http = ext['http'] as { status?: number } | undefined;
-  const code =
-    typeof ext['code'] === 'string'
-      ? ext['code']
-      : http?.status && http.status >= 400 && http.status < 500
-        ? 'BAD_REQUEST'
-        : // Errors with no path are request-level (variables that fail to coerce); with a path, our fault.
-          error.path
-          ? 'INTERNAL_SERVER_ERROR'
-          : 'BAD_USER_INPUT';
+  // Yoga's own errors come with a code. What lacks one is graphql-js's: with no path, a
+  // request-level input error (variables that fail to coerce); with a path, our own fault.
+  const code = typeof ext['code'] === 'string' ? ext['code'] : error.path ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT';
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,

@@ -18,8 +18,5 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
-  return pino(
-    { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    destination as Parameters<typeof pino>[1],
-  );
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination as Parameters<typeof pino>[1]);
 }

@@ -30,7 +30,9 @@ async function main() {
       ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
       ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
       ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
-      ` Trigger RUCs: ${Object.entries(TRIGGERS).map(([name, k]) => `${name}=${k.ruc}`).join(' ')}`,
+      ` Trigger RUCs: ${Object.entries(TRIGGERS)
+        .map(([name, k]) => `${name}=${k.ruc}`)
+        .join(' ')}`,
       '================================================================================',
       '',
     ].join('\n');

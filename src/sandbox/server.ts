@@ -26,6 +26,8 @@ export interface SandboxOptions {
   tokens?: readonly SandboxTokenPlan[];
   /** Delay of the `slow` trigger. @default 3000 */
   slowMs?: number;
+  /** Added to every answer, to hold calls in flight. @default 0 */
+  latencyMs?: number;
 }
 
 export interface RecordedCall {
@@ -45,6 +47,8 @@ export interface Sandbox {
   readonly calls: RecordedCall[];
   /** Calls to one operation, prefix ignored: callsTo('/ruc'). */
   callsTo(path: string): RecordedCall[];
+  /** Most calls the sandbox was answering at once since the last reset. */
+  readonly peakInFlight: number;
   /** Plan queries left for a token. */
   quotaOf(token: string): number | undefined;
   setQuota(token: string, quota: number): void;
@@ -76,6 +80,9 @@ const TRIGGER_BY_KEY = new Map<string, TriggerName>(
 export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const plans = new Map((options.tokens ?? DEFAULT_TOKENS).map((p) => [p.token, { ...p }]));
   const slowMs = options.slowMs ?? 3000;
+  const latencyMs = options.latencyMs ?? 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
   const calls: RecordedCall[] = [];
   const taxpayers = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
   const licences = new Map(LICENCES.map((l) => [l.num_licencia, l]));
@@ -182,12 +189,16 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
     if (!plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
     const fields = body as Record<string, unknown>;
     return op.startsWith('/validacion') ? batch(op, auth[1]!, fields) : lookup(op, auth[1]!, fields);
   }
 
   const server: Server = createServer((req, res) => {
+    inFlight++;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    res.once('close', () => inFlight--);
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
@@ -229,11 +240,12 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       });
       res.end(payload);
     };
-    if (!answer.delayMs) return write();
+    const delay = (answer.delayMs ?? 0) + latencyMs;
+    if (!delay) return write();
     const timer = setTimeout(() => {
       pending.delete(timer);
       if (!res.destroyed) write();
-    }, answer.delayMs);
+    }, delay);
     pending.add(timer);
   }
 
@@ -245,6 +257,9 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       resolve({
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
         calls,
+        get peakInFlight() {
+          return peakInFlight;
+        },
         callsTo: (path) => calls.filter((c) => c.path === path || c.path === LEGACY_PREFIX + path),
         quotaOf: (token) => plans.get(token)?.quota,
         setQuota: (token, quota) => {
@@ -253,6 +268,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         },
         reset: () => {
           calls.length = 0;
+          peakInFlight = inFlight;
         },
         close: () =>
           new Promise<void>((done) => {

@@ -7,5 +7,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
 }>({ defaultFieldNullability: false });
 
-builder.queryType({ description: 'Consultas de los padrones (SUNAT, MTC). Cada consulta al servicio consume consultas del plan del token.' });
+builder.queryType({
+  description: 'Consultas de los padrones (SUNAT, MTC). Cada consulta al servicio consume consultas del plan del token.',
+});
 builder.mutationType({ description: 'Validación de comprobantes de pago electrónicos.' });

@@ -9,7 +9,11 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
   description: 'Un comprobante a validar (los campos de la operación /cpe del servicio).',
   fields: (t) => ({
     rucEmisor: t.string({ required: true, description: 'RUC del emisor, 11 dígitos.' }),
-    codigoTipoDocumento: t.string({ required: true, description: 'Tipo de comprobante SUNAT, 2 caracteres: 01 factura, 03 boleta, 07 nota de crédito, 08 nota de débito, R1 recibo por honorarios, ...' }),
+    codigoTipoDocumento: t.string({
+      required: true,
+      description:
+        'Tipo de comprobante SUNAT, 2 caracteres: 01 factura, 03 boleta, 07 nota de crédito, 08 nota de débito, R1 recibo por honorarios, ...',
+    }),
     serieDocumento: t.string({ required: true, description: 'Serie, 4 caracteres: F001, B001, E001, 0001.' }),
     numeroDocumento: t.string({ required: true, description: 'Número, de 1 a 8 dígitos.' }),
     fechaDeEmision: t.string({ required: true, description: 'Fecha de emisión, AAAA-MM-DD.' }),

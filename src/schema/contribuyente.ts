@@ -10,13 +10,17 @@ function siNo(flag: string | null | undefined): boolean | null {
 }
 
 export const ContribuyenteDetalle = builder.objectRef<RucSunatRecord>('ContribuyenteDetalle').implement({
-  description: 'Ficha detallada del contribuyente (REST: POST /ruc-sunat). Prefiere la fuente oficial de SUNAT; si falla, un proveedor de facturación electrónica.',
+  description:
+    'Ficha detallada del contribuyente (REST: POST /ruc-sunat). Prefiere la fuente oficial de SUNAT; si falla, un proveedor de facturación electrónica.',
   fields: (t) => ({
     ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
     nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
     estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
     condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
-    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: 'Dirección completa, con distrito, provincia y departamento.' }),
+    direccionCompleta: t.exposeString('direccion_completa', {
+      nullable: true,
+      description: 'Dirección completa, con distrito, provincia y departamento.',
+    }),
     tipoContribuyente: t.exposeString('tipo_contribuyente', { nullable: true, description: 'Tipo de contribuyente.' }),
     fechaInscripcion: t.exposeString('fecha_inscripcion', { nullable: true, description: 'Fecha de inscripción, AAAA-MM-DD.' }),
     actividadesEconomicas: t.exposeStringList('actividades_economicas', { description: 'Actividades económicas registradas.' }),
@@ -45,7 +49,8 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
     detalle: t.field({
       type: ContribuyenteDetalle,
       nullable: true,
-      description: 'La ficha detallada del mismo RUC (REST: POST /ruc-sunat, 1 consulta; compartida con `contribuyenteDetalle` en la misma operación).',
+      description:
+        'La ficha detallada del mismo RUC (REST: POST /ruc-sunat, 1 consulta; compartida con `contribuyenteDetalle` en la misma operación).',
       resolve: (r, _args, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))),
     }),
   }),
@@ -63,8 +68,13 @@ builder.queryFields((t) => ({
     type: [Contribuyente],
     nullable: { list: false, items: true },
     description:
-      'Varios contribuyentes en una llamada (hasta 100 RUC). Un RUC repetido se consulta una sola vez. Costo: 1 consulta por RUC distinto.',
-    args: { rucs: t.arg.stringList({ required: true, description: 'Hasta 100 RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.' }) },
+      'Varios contribuyentes en una llamada (hasta 100 RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto. Costo: 1 consulta por RUC distinto.',
+    args: {
+      rucs: t.arg.stringList({
+        required: true,
+        description: 'Hasta 100 RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.',
+      }),
+    },
     resolve: (_root, { rucs }, ctx) => {
       if (rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_RUCS);
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.

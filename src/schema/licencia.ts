@@ -19,7 +19,8 @@ builder.queryFields((t) => ({
   licencia: t.field({
     type: LicenciaConducir,
     nullable: true,
-    description: 'Titular de una licencia de conducir. REST: POST /licencia-conducir. Costo: 2 consultas. No disponible en el plan gratuito.',
+    description:
+      'Titular de una licencia de conducir. REST: POST /licencia-conducir. Costo: 2 consultas. No disponible en el plan gratuito.',
     args: { numLicencia: t.arg.string({ required: true, description: 'Número de licencia, p. ej. Q12345678.' }) },
     resolve: (_root, { numLicencia }, ctx) => ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))),
   }),

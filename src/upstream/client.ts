@@ -1,12 +1,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import {
-  MissingTokenError,
-  UpstreamHttpError,
-  UpstreamInvalidResponseError,
-  UpstreamUnavailableError,
-} from './errors.js';
+import { MissingTokenError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
 import {
   EnvelopeSchema,
   LicenciaRecordSchema,

@@ -1,0 +1,116 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print, type GraphQLFormattedError } from 'graphql';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
+
+export const TOKEN = 'sandbox-pro';
+
+export interface GraphQLResponse<R> {
+  status: number;
+  headers: Headers;
+  body: { data?: R | null; errors?: GraphQLFormattedError[]; extensions?: Record<string, unknown> };
+}
+
+export interface Stack {
+  sandbox: Sandbox;
+  app: App;
+  /** Gateway base URL, e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** Every log line the gateway wrote, as text. */
+  logs: string[];
+  /** POSTs one operation to /graphql over real HTTP. */
+  gql<R, V>(
+    document: TypedDocumentNode<R, V> | string,
+    variables?: V,
+    options?: { token?: string | null; headers?: Record<string, string> },
+  ): Promise<GraphQLResponse<R>>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  sandbox?: SandboxOptions;
+  /** Environment for loadConfig; UPSTREAM_URL defaults to the sandbox's URL. */
+  env?: Record<string, string>;
+  /** Appended to the sandbox URL to form UPSTREAM_URL (e.g. '/api'). */
+  upstreamPath?: string;
+}
+
+/** Sandbox + gateway, each a real HTTP server on 127.0.0.1, port 0. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const sandbox = await startSandbox({ slowMs: 1500, ...options.sandbox });
+  const config = loadConfig({
+    UPSTREAM_URL: sandbox.url + (options.upstreamPath ?? ''),
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = createApp(config, { logger: createLogger(config, sink) });
+  const server = await listen(createServer(app));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    sandbox,
+    app,
+    url,
+    logs,
+    async gql(document, variables, opts = {}) {
+      const token = opts.token === undefined ? TOKEN : opts.token;
+      const res = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json, application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...opts.headers,
+        },
+        body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
+      });
+      return { status: res.status, headers: res.headers, body: (await res.json()) as GraphQLResponse<never>['body'] };
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await app.dispose();
+      await sandbox.close();
+    },
+  };
+}
+
+function listen(server: Server): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/** The `code` of each error, in order. */
+export function codes(body: { errors?: readonly GraphQLFormattedError[] }): unknown[] {
+  return (body.errors ?? []).map((e) => e.extensions?.['code']);
+}
+
+/** The one error whose path starts with `path`. */
+export function errorAt(body: { errors?: readonly GraphQLFormattedError[] }, ...path: (string | number)[]) {
+  const found = (body.errors ?? []).filter((e) => JSON.stringify(e.path?.slice(0, path.length)) === JSON.stringify(path));
+  if (found.length !== 1) throw new Error(`expected one error at ${path.join('.')}, got ${JSON.stringify(body.errors)}`);
+  return found[0]!;
+}
+
+export const RECEIPT = {
+  rucEmisor: '20100123453',
+  codigoTipoDocumento: '01',
+  serieDocumento: 'F001',
+  numeroDocumento: '1532',
+  fechaDeEmision: '2026-10-01',
+  total: '1180.00',
+};

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { buildSchema, isInputObjectType, isObjectType, type GraphQLNamedType } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../src/errors.js';
+import { schema } from '../src/schema/index.js';
+import { printedSchema } from '../src/schema/print.js';
+
+const contract = buildSchema(readFileSync(new URL('./contract.graphql', import.meta.url), 'utf8'));
+
+function fieldsOf(type: GraphQLNamedType | undefined | null) {
+  if (!type || !(isObjectType(type) || isInputObjectType(type))) return undefined;
+  return Object.fromEntries(
+    Object.values(type.getFields()).map((f) => [
+      f.name,
+      { type: String(f.type), args: 'args' in f ? Object.fromEntries(f.args.map((a) => [a.name, String(a.type)])) : undefined },
+    ]),
+  );
+}
+
+describe('schema.graphql', () => {
+  it('is the printed SDL of the code (run `npm run schema:print` when this fails)', () => {
+    expect(readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8')).toBe(printedSchema());
+  });
+});
+
+describe('the contract (shared/design/contract.md)', () => {
+  for (const type of Object.values(contract.getTypeMap()).filter((t) => !t.name.startsWith('__'))) {
+    if (['String', 'Boolean', 'Int', 'Float', 'ID'].includes(type.name)) continue;
+    it(`${type.name} has exactly the contract's fields, arguments and types (more fields allowed)`, () => {
+      const ours = fieldsOf(schema.getType(type.name));
+      expect(ours, `type ${type.name} is missing`).toBeDefined();
+      for (const [name, field] of Object.entries(fieldsOf(type)!)) {
+        expect(ours![name], `${type.name}.${name}`).toEqual(field);
+      }
+    });
+  }
+
+  it('prints the ErrorCode enum with every code the gateway emits', () => {
+    const values = (schema.getType('ErrorCode') as { getValues(): { name: string }[] }).getValues().map((v) => v.name);
+    expect(values.sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    for (const code of ['INVALID_INPUT', 'DOCUMENT_NOT_FOUND', 'QUOTA_EXCEEDED', 'UNAUTHENTICATED', 'FORBIDDEN', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'INTERNAL_SERVER_ERROR']) {
+      expect(values).toContain(code);
+    }
+  });
+
+  it('names the REST operation and the plan cost in every root field description', () => {
+    for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+      for (const field of Object.values(root.getFields())) {
+        expect(field.description, field.name).toMatch(/REST: POST \/[a-z-]+/);
+        expect(field.description, field.name).toMatch(/Costo: /);
+      }
+    }
+  });
+});
