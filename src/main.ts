@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -43,8 +44,9 @@ async function main() {
   const app = createApp(config, { logger, ...(sandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
   const server = createServer(app);
   server.listen(config.port, config.host, () => {
-    const shown = config.host === '0.0.0.0' ? 'localhost' : config.host;
-    logger.info({ port: config.port, host: config.host }, `GraphQL gateway ready: http://${shown}:${config.port}/graphql`);
+    const { port } = server.address() as AddressInfo;
+    const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}/graphql`);
   });
 
   const stop = async (signal: string) => {

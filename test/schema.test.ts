@@ -38,7 +38,16 @@ describe('the contract (shared/design/contract.md)', () => {
   it('prints the ErrorCode enum with every code the gateway emits', () => {
     const values = (schema.getType('ErrorCode') as { getValues(): { name: string }[] }).getValues().map((v) => v.name);
     expect(values.sort()).toEqual(Object.keys(ERROR_CODES).sort());
-    for (const code of ['INVALID_INPUT', 'DOCUMENT_NOT_FOUND', 'QUOTA_EXCEEDED', 'UNAUTHENTICATED', 'FORBIDDEN', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'INTERNAL_SERVER_ERROR']) {
+    for (const code of [
+      'INVALID_INPUT',
+      'DOCUMENT_NOT_FOUND',
+      'QUOTA_EXCEEDED',
+      'UNAUTHENTICATED',
+      'FORBIDDEN',
+      'UPSTREAM_UNAVAILABLE',
+      'UPSTREAM_ERROR',
+      'INTERNAL_SERVER_ERROR',
+    ]) {
       expect(values).toContain(code);
     }
   });

@@ -38,6 +38,8 @@ export interface RecordedCall {
   /** Parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
   status: number;
+  /** Client port of the connection, to see keep-alive reuse. */
+  remotePort: number | undefined;
 }
 
 export interface Sandbox {
@@ -214,7 +216,14 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         // Recorded as raw text; route() answers 400.
       }
       const answer = size > MAX_BODY ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande') : route(req, body);
-      calls.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, headers: req.headers, body, status: answer.status });
+      calls.push({
+        method: req.method ?? '',
+        path: (req.url ?? '').split('?')[0]!,
+        headers: req.headers,
+        body,
+        status: answer.status,
+        remotePort: req.socket.remotePort,
+      });
       send(res, answer);
     });
   });

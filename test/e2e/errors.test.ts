@@ -60,7 +60,9 @@ describe('local checks: no upstream call', () => {
   });
 
   it('a malformed text line is INVALID_INPUT naming its position', async () => {
-    const f = await failure(ValidarComprobantesTextoDocument, { comprobantes: ['20100123453|01|F001|1532|2026-10-01|1180.00', '20100123453|01'] });
+    const f = await failure(ValidarComprobantesTextoDocument, {
+      comprobantes: ['20100123453|01|F001|1532|2026-10-01|1180.00', '20100123453|01'],
+    });
     expect(f).toMatchObject({ code: 'INVALID_INPUT' });
     expect(f.message).toContain('comprobantes[1]');
     expect(stack.sandbox.calls).toHaveLength(0);
@@ -99,7 +101,11 @@ describe('local checks: no upstream call', () => {
   });
 
   it('an Authorization header of another scheme counts as no token', async () => {
-    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: null, headers: { authorization: 'Basic c2FuZGJveC1wcm86eA==' } });
+    const { body } = await stack.gql(
+      ContribuyenteDocument,
+      { ruc: '20100123453' },
+      { token: null, headers: { authorization: 'Basic c2FuZGJveC1wcm86eA==' } },
+    );
     expect(codes(body)).toEqual(['UNAUTHENTICATED']);
     expect(stack.sandbox.calls).toHaveLength(0);
   });
@@ -209,9 +215,12 @@ describe('a failed field leaves its siblings resolved', () => {
     ]);
     expect(errorAt(body, 'contribuyentes', 1).extensions).toMatchObject({ code: 'INVALID_INPUT' });
     expect(errorAt(body, 'contribuyentes', 2).extensions).toMatchObject({ code: 'DOCUMENT_NOT_FOUND' });
-    expect(stack.sandbox.callsTo('/ruc').map((c) => (c.body as { ruc: string }).ruc).sort()).toEqual(
-      ['10467793549', '20100123453', TRIGGERS.notFound.ruc].sort(),
-    );
+    expect(
+      stack.sandbox
+        .callsTo('/ruc')
+        .map((c) => (c.body as { ruc: string }).ruc)
+        .sort(),
+    ).toEqual(['10467793549', '20100123453', TRIGGERS.notFound.ruc].sort());
   });
 });
 

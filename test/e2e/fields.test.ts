@@ -39,7 +39,10 @@ describe('Contribuyente', () => {
           direccionCompleta: 'AV. JAVIER PRADO ESTE NRO. 1234 LIMA - LIMA - SAN ISIDRO',
           tipoContribuyente: 'SOCIEDAD ANONIMA CERRADA',
           fechaInscripcion: '1995-03-14',
-          actividadesEconomicas: ['Principal - 4690 - VENTA AL POR MAYOR NO ESPECIALIZADA', 'Secundaria 1 - 4923 - TRANSPORTE DE CARGA POR CARRETERA'],
+          actividadesEconomicas: [
+            'Principal - 4690 - VENTA AL POR MAYOR NO ESPECIALIZADA',
+            'Secundaria 1 - 4923 - TRANSPORTE DE CARGA POR CARRETERA',
+          ],
         },
       },
     });
@@ -131,7 +134,12 @@ describe('ValidacionComprobantes', () => {
       comprobantes: [
         { serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
         { serieDocumento: 'F001', numeroDocumento: '1530', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
-        { serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'NO EXISTE', observaciones: ['El emisor no figura en el padrón.'] },
+        {
+          serieDocumento: 'F001',
+          numeroDocumento: '1532',
+          comprobanteEstadoDescripcion: 'NO EXISTE',
+          observaciones: ['El emisor no figura en el padrón.'],
+        },
         {
           serieDocumento: 'FC01',
           numeroDocumento: '7',
@@ -139,7 +147,12 @@ describe('ValidacionComprobantes', () => {
           // An object remark reaches the client as its JSON text.
           observaciones: ['{"codigo":"4287","descripcion":"Nota vinculada a un comprobante de referencia"}'],
         },
-        { serieDocumento: 'F001', numeroDocumento: '99', comprobanteEstadoDescripcion: 'RECHAZADO', observaciones: ['El importe total es cero.'] },
+        {
+          serieDocumento: 'F001',
+          numeroDocumento: '99',
+          comprobanteEstadoDescripcion: 'RECHAZADO',
+          observaciones: ['El importe total es cero.'],
+        },
       ],
     });
   });

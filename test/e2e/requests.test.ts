@@ -46,15 +46,31 @@ describe('the exact upstream request of each operation', () => {
   });
 
   it('validarComprobantes: POST /validacion-multiple-cpe with snake_case receipt objects', async () => {
-    await stack.gql(ValidarComprobantesDocument, { comprobantes: [RECEIPT, { ...RECEIPT, codigoTipoDocumento: '03', serieDocumento: 'B001' }] });
+    await stack.gql(ValidarComprobantesDocument, {
+      comprobantes: [RECEIPT, { ...RECEIPT, codigoTipoDocumento: '03', serieDocumento: 'B001' }],
+    });
     expect(onlyCall()).toEqual({
       method: 'POST',
       path: '/validacion-multiple-cpe',
       headers: SPEC_HEADERS,
       body: {
         comprobantes: [
-          { ruc_emisor: '20100123453', codigo_tipo_documento: '01', serie_documento: 'F001', numero_documento: '1532', fecha_de_emision: '2026-10-01', total: '1180.00' },
-          { ruc_emisor: '20100123453', codigo_tipo_documento: '03', serie_documento: 'B001', numero_documento: '1532', fecha_de_emision: '2026-10-01', total: '1180.00' },
+          {
+            ruc_emisor: '20100123453',
+            codigo_tipo_documento: '01',
+            serie_documento: 'F001',
+            numero_documento: '1532',
+            fecha_de_emision: '2026-10-01',
+            total: '1180.00',
+          },
+          {
+            ruc_emisor: '20100123453',
+            codigo_tipo_documento: '03',
+            serie_documento: 'B001',
+            numero_documento: '1532',
+            fecha_de_emision: '2026-10-01',
+            total: '1180.00',
+          },
         ],
       },
     });
@@ -63,7 +79,12 @@ describe('the exact upstream request of each operation', () => {
   it('validarComprobantesTexto: POST /validacion-multiple-cpe-v2 with the lines as given', async () => {
     const lines = ['20100123453|01|F001|1532|2026-10-01|1180.00', '20501234568|R1|E001|00000007|2026-09-30|250'];
     await stack.gql(ValidarComprobantesTextoDocument, { comprobantes: lines });
-    expect(onlyCall()).toEqual({ method: 'POST', path: '/validacion-multiple-cpe-v2', headers: SPEC_HEADERS, body: { comprobantes: lines } });
+    expect(onlyCall()).toEqual({
+      method: 'POST',
+      path: '/validacion-multiple-cpe-v2',
+      headers: SPEC_HEADERS,
+      body: { comprobantes: lines },
+    });
   });
 
   it('validarComprobantesTexto with credencialesSol adds ruc_empresa, sol_usuario, clave_usuario and never echoes the key', async () => {
@@ -72,7 +93,12 @@ describe('the exact upstream request of each operation', () => {
       comprobantes: lines,
       credencialesSol: { rucEmpresa: '20100123453', usuario: 'MODDATOS', clave: 'clave-sol-secreta' },
     });
-    expect(onlyCall().body).toEqual({ comprobantes: lines, ruc_empresa: '20100123453', sol_usuario: 'MODDATOS', clave_usuario: 'clave-sol-secreta' });
+    expect(onlyCall().body).toEqual({
+      comprobantes: lines,
+      ruc_empresa: '20100123453',
+      sol_usuario: 'MODDATOS',
+      clave_usuario: 'clave-sol-secreta',
+    });
     expect(JSON.stringify(body)).not.toContain('clave-sol-secreta');
     expect(stack.logs.join('')).not.toContain('clave-sol-secreta');
   });
@@ -103,7 +129,12 @@ describe('token passthrough', () => {
     expect(pro.body.data?.contribuyente?.ruc).toBe('20100123453');
     expect(free.body.data?.contribuyente?.ruc).toBe('20100123453');
     // Same key, two requests: no sharing across tokens, one call each.
-    expect(stack.sandbox.callsTo('/ruc').map((c) => c.headers.authorization).sort()).toEqual(['Bearer sandbox-free', 'Bearer sandbox-pro']);
+    expect(
+      stack.sandbox
+        .callsTo('/ruc')
+        .map((c) => c.headers.authorization)
+        .sort(),
+    ).toEqual(['Bearer sandbox-free', 'Bearer sandbox-pro']);
   });
 
   it('never writes the token to a log line, even at debug level', async () => {

@@ -1,0 +1,43 @@
+import { getIntrospectionQuery } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../helpers.js';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+describe('GraphiQL and introspection', () => {
+  it('serves GraphiQL at /graphql opening on the example operation, with how to set the token', async () => {
+    const res = await fetch(`${stack.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('query Ejemplo');
+    expect(html).toContain('contribuyente(ruc:');
+    expect(html).toContain('detalle');
+    expect(html).toContain('licencia(numLicencia:');
+    expect(html).toContain('Authorization');
+    // Served from our origin: no CDN needed behind a firewall.
+    expect(html).not.toContain('unpkg.com');
+  });
+
+  it('serves the GraphiQL bundle and its workers itself', async () => {
+    for (const file of ['yoga-graphiql.umd.js', 'graphiql.css', 'monacoeditorwork/graphql.worker..bundle.js']) {
+      const res = await fetch(`${stack.url}/graphiql-assets/${file}`);
+      expect(res.status, file).toBe(200);
+      expect(Number(res.headers.get('content-length')), file).toBeGreaterThan(1000);
+      await res.arrayBuffer();
+    }
+    expect((await fetch(`${stack.url}/graphiql-assets/../../package.json`)).status).toBe(404);
+    expect((await fetch(`${stack.url}/graphiql-assets/nope.js`)).status).toBe(404);
+  });
+
+  it('answers introspection without a token and without any upstream call', async () => {
+    stack.sandbox.reset();
+    const { body } = await stack.gql(getIntrospectionQuery(), undefined, { token: null });
+    expect(body.errors).toBeUndefined();
+    expect(JSON.stringify(body.data)).toContain('ErrorCode');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+});

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EjemploDocument } from '../../operations/generated.js';
+import { print } from 'graphql';
+
+/** `npm start` as a newcomer runs it: no configuration, so the built-in sandbox. */
+let child: ChildProcess;
+let output = '';
+let url = '';
+
+beforeAll(async () => {
+  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
+      if (match) {
+        url = match[1]!;
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  await ready;
+});
+
+afterAll(() => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('npm start without configuration', () => {
+  it('says loudly that it serves sample data, and which sandbox tokens exist', () => {
+    expect(output).toContain('SANDBOX');
+    expect(output).toContain('SAMPLE DATA');
+    expect(output).toContain('sandbox-pro');
+    expect(output).toContain('sandbox-free');
+  });
+
+  it('serves GraphiQL with the sandbox token already in the headers pane', async () => {
+    const html = await (await fetch(url, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain('Bearer sandbox-pro');
+  });
+
+  it('answers the example operation over the sandbox', async () => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+      body: JSON.stringify({ query: print(EjemploDocument), variables: { ruc: '20100123453', numLicencia: 'Q46779354' } }),
+    });
+    const body = (await res.json()) as { data: { contribuyente: { nombreORazonSocial: string }; licencia: { nombres: string } } };
+    expect(body.data.contribuyente.nombreORazonSocial).toBe('COMERCIAL ANDINA S.A.C.');
+    expect(body.data.licencia.nombres).toBe('ROSA ELENA');
+  });
+
+  it('stops cleanly on SIGTERM with exit code 0', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});

@@ -1,0 +1,110 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UpstreamClient } from '../../src/upstream/client.js';
+import { MissingTokenError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from '../../src/upstream/errors.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+
+let sandbox: Sandbox;
+let client: UpstreamClient;
+beforeAll(async () => {
+  sandbox = await startSandbox({ slowMs: 1000 });
+  client = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200 });
+});
+afterAll(async () => {
+  await client.close();
+  await sandbox.close();
+});
+beforeEach(() => sandbox.reset());
+
+describe('the REST client alone (no GraphQL)', () => {
+  it('imports nothing from graphql anywhere in src/upstream', () => {
+    const dir = new URL('../../src/upstream/', import.meta.url);
+    for (const file of readdirSync(dir)) {
+      expect(readFileSync(new URL(file, dir), 'utf8'), file).not.toMatch(/from ['"]graphql/);
+    }
+  });
+
+  it('returns the parsed record', async () => {
+    await expect(client.ruc('20100123453', 'sandbox-pro')).resolves.toMatchObject({
+      ruc: '20100123453',
+      nombre_o_razon_social: 'COMERCIAL ANDINA S.A.C.',
+    });
+  });
+
+  it('makes no call without a token', async () => {
+    await expect(client.ruc('20100123453', undefined)).rejects.toBeInstanceOf(MissingTokenError);
+    await expect(client.validarComprobantes([], '')).rejects.toBeInstanceOf(MissingTokenError);
+    expect(sandbox.calls).toHaveLength(0);
+  });
+
+  it('turns an error envelope into UpstreamHttpError with status, code, retryable and message', async () => {
+    const error = await client.ruc(TRIGGERS.notFound.ruc, 'sandbox-pro').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 404,
+      upstreamCode: 'document_not_found',
+      upstreamRetryable: false,
+      upstreamMessage: 'El RUC no existe',
+      path: '/ruc',
+    });
+  });
+
+  it('turns 503, HTML 502, a broken body, a reset and a time-out into UpstreamUnavailableError with its reason', async () => {
+    const reasons = await Promise.all(
+      [TRIGGERS.unavailable.ruc, TRIGGERS.badGateway.ruc, TRIGGERS.brokenBody.ruc, TRIGGERS.reset.ruc, TRIGGERS.slow.ruc].map((ruc) =>
+        client.ruc(ruc, 'sandbox-pro').catch((e: unknown) => e),
+      ),
+    );
+    for (const e of reasons) expect(e).toBeInstanceOf(UpstreamUnavailableError);
+    expect(reasons.map((e) => (e as UpstreamUnavailableError).reason)).toEqual(['status', 'status', 'not_json', 'network', 'timeout']);
+    expect((reasons[0] as UpstreamUnavailableError).upstreamRetryable).toBe(true);
+  });
+
+  it('turns a record that breaks the schema into UpstreamInvalidResponseError naming fields, not values', async () => {
+    const error = await client.ruc(TRIGGERS.badRecord.ruc, 'sandbox-pro').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect((error as UpstreamInvalidResponseError).issues.join()).toMatch(/ruc|nombre_o_razon_social/);
+  });
+
+  it('checks its options in the constructor', () => {
+    expect(() => new UpstreamClient({ baseUrl: 'not a url' })).toThrow(TypeError);
+    expect(() => new UpstreamClient({ baseUrl: 'ftp://x' })).toThrow(/http or https/);
+    expect(() => new UpstreamClient({ baseUrl: 'https://user:pw@x' })).toThrow(/credentials/);
+    expect(() => new UpstreamClient({ baseUrl: 'https://x', timeoutMs: 0 })).toThrow(/timeoutMs/);
+  });
+
+  it('reuses keep-alive connections for calls one after another', async () => {
+    const fresh = new UpstreamClient({ baseUrl: sandbox.url });
+    for (let i = 0; i < 5; i++) await fresh.ruc('20100123453', 'sandbox-pro');
+    await fresh.close();
+    expect(sandbox.calls).toHaveLength(5);
+    // undici may open a second socket while the first is being released; never one per call.
+    expect(new Set(sandbox.calls.map((c) => c.remotePort)).size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('an answer larger than maxResponseBytes', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: true, code: 'found', data: { ruc: '20100123453', nombre_o_razon_social: 'x'.repeat(10_000) } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('is refused as unavailable instead of being read whole', async () => {
+    const small = new UpstreamClient({ baseUrl: url, maxResponseBytes: 1000 });
+    const error = await small.ruc('20100123453', 't').catch((e: unknown) => e);
+    await small.close();
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect((error as UpstreamUnavailableError).reason).toBe('too_large');
+  });
+});
