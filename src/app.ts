@@ -1,4 +1,5 @@
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { execute } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createContextFactory, type Context } from './context.js';
@@ -68,10 +69,17 @@ export function createApp(config: Config, options: AppOptions): App {
     plugins: [
       // 1. Static GraphiQL files answer before any GraphQL work.
       useGraphiQLAssets(),
-      // 2. Last look at every result: no error leaves without `code` and `retryable`.
+      // 2. graphql-js executes: it keeps response keys in selection order (the spec's
+      //    serialized map ordering); Yoga's default executor orders them by resolution time.
+      useGraphQLJsExecute(),
+      // 3. Last look at every result: no error leaves without `code` and `retryable`.
       useErrorContract(),
-      // 3. Close the shared upstream pool with the app.
+      // 4. Close the shared upstream pool with the app.
       { onDispose: () => upstream.close() },
     ],
   });
+}
+
+function useGraphQLJsExecute(): Plugin {
+  return { onExecute: ({ setExecuteFn }) => setExecuteFn(execute) };
 }

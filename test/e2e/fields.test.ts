@@ -176,3 +176,16 @@ describe('ValidacionComprobantes', () => {
     expect(before - stack.sandbox.quotaOf('sandbox-pro')!).toBe(3);
   });
 });
+
+describe('response shape', () => {
+  it('keeps response keys in selection order even when later fields resolve first', async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+      // The first field waits on the upstream; the second fails locally at once.
+      body: JSON.stringify({ query: '{ primero: contribuyente(ruc: "20100123453") { ruc } segundo: contribuyente(ruc: "1") { ruc } }' }),
+    });
+    const body = (await res.json()) as { data: Record<string, unknown> };
+    expect(Object.keys(body.data)).toEqual(['primero', 'segundo']);
+  });
+});
