@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { print } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { EjemploDocument } from '../operations/generated.js';
 
 /**
  * GraphiQL served from our own origin. Yoga's default page loads its bundle from a
@@ -18,7 +20,7 @@ const FILES: Record<string, string> = {
   'monacoeditorwork/graphql.worker..bundle.js': 'text/javascript; charset=utf-8',
 };
 
-export const EXAMPLE_OPERATION = `# Gateway GraphQL sobre el servicio de consultas de RUC, comprobantes y licencias.
+const HOW_TO = `# Gateway GraphQL sobre el servicio de consultas de RUC, comprobantes y licencias.
 #
 # Token: en la pestaña "Headers" (abajo) escriba
 #   { "Authorization": "Bearer <su token>" }
@@ -26,27 +28,15 @@ export const EXAMPLE_OPERATION = `# Gateway GraphQL sobre el servicio de consult
 # sin UPSTREAM_URL). Cada consulta al servicio consume consultas de su plan;
 # las repetidas dentro de una operación se hacen una sola vez.
 #
-# Un contribuyente con su ficha detallada y una licencia, en una sola consulta:
-query Ejemplo {
-  contribuyente(ruc: "20100123453") {
-    ruc
-    nombreORazonSocial
-    estado
-    condicion
-    esAgenteDeRetencion
-    detalle {
-      tipoContribuyente
-      fechaInscripcion
-      actividadesEconomicas
-    }
-  }
-  licencia(numLicencia: "Q46779354") {
-    nombres
-    apellidoPaterno
-    apellidoMaterno
-  }
-}
+# Un contribuyente con su ficha detallada y una licencia, en una sola consulta
+# (las variables están en la pestaña "Variables"):
 `;
+
+/** The tab GraphiQL opens on: operations/ejemplo.graphql, the same document the README and tests send. */
+export const EXAMPLE_TAB = {
+  query: HOW_TO + print(EjemploDocument),
+  variables: JSON.stringify({ ruc: '20100123453', numLicencia: 'Q46779354' }, null, 2),
+};
 
 function escapeJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');

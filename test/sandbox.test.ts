@@ -15,6 +15,15 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 beforeEach(() => sandbox.reset());
 
+const RECEIPT_BODY = {
+  ruc_emisor: '20100123453',
+  codigo_tipo_documento: '01',
+  serie_documento: 'F001',
+  numero_documento: '1',
+  fecha_de_emision: '2026-10-01',
+  total: '1.00',
+};
+
 async function post(path: string, body: unknown, token?: string) {
   const res = await fetch(sandbox.url + path, {
     method: 'POST',
@@ -57,29 +66,17 @@ describe('the sandbox follows rest-api.md', () => {
   });
 
   it('refuses more than 100 receipts with the spec message', async () => {
-    const r = {
-      ruc_emisor: '20100123453',
-      codigo_tipo_documento: '01',
-      serie_documento: 'F001',
-      numero_documento: '1',
-      fecha_de_emision: '2026-10-01',
-      total: '1.00',
-    };
-    const { status, json } = await post('/validacion-multiple-cpe', { comprobantes: Array.from({ length: 101 }, () => r) }, 'pro');
+    const { status, json } = await post(
+      '/validacion-multiple-cpe',
+      { comprobantes: Array.from({ length: 101 }, () => RECEIPT_BODY) },
+      'pro',
+    );
     expect(status).toBe(400);
     expect(json['message']).toBe('Enviar máximo 100 comprobantes por consulta.');
   });
 
   it('keeps a quota per token: a batch larger than what is left is 429 naming both numbers, and costs nothing', async () => {
-    const r = {
-      ruc_emisor: '20100123453',
-      codigo_tipo_documento: '01',
-      serie_documento: 'F001',
-      numero_documento: '1',
-      fecha_de_emision: '2026-10-01',
-      total: '1.00',
-    };
-    const { status, json } = await post('/validacion-multiple-cpe', { comprobantes: [r, r, r] }, 'two');
+    const { status, json } = await post('/validacion-multiple-cpe', { comprobantes: [RECEIPT_BODY, RECEIPT_BODY, RECEIPT_BODY] }, 'two');
     expect(status).toBe(429);
     expect(json).toMatchObject({ code: 'quota_exceeded', retryable: false });
     expect(json['message']).toMatch(/2.*3/);

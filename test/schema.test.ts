@@ -39,7 +39,9 @@ describe('the contract (shared/design/contract.md)', () => {
   }
 
   it('prints the ErrorCode enum with every code the gateway emits', () => {
-    const values = assertEnumType(schema.getType('ErrorCode')).getValues().map((v) => v.name);
+    const values = assertEnumType(schema.getType('ErrorCode'))
+      .getValues()
+      .map((v) => v.name);
     expect(values.sort()).toEqual(Object.keys(ERROR_CODES).sort());
     for (const code of [
       'INVALID_INPUT',
