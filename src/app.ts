@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createContextFactory, type Context } from './context.js';
 import { maskError, rootCause, useErrorContract } from './errors.js';
-import { EXAMPLE_TAB, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
+import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
 import { UpstreamError } from './upstream/errors.js';
@@ -43,12 +43,8 @@ export function createApp(config: Config, options: AppOptions): App {
     landingPage: false,
     graphiql: {
       title: 'Consultas RUC, comprobantes y licencias: GraphQL',
-      defaultTabs: [
-        {
-          ...EXAMPLE_TAB,
-          headers: JSON.stringify(options.graphiqlToken ? { Authorization: `Bearer ${options.graphiqlToken}` } : {}, null, 2),
-        },
-      ],
+      defaultQuery: EXAMPLE_OPERATION,
+      headers: JSON.stringify(options.graphiqlToken ? { Authorization: `Bearer ${options.graphiqlToken}` } : {}),
     },
     renderGraphiQL,
     maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { print } from 'graphql';
+import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { EjemploDocument } from '../operations/generated.js';
 
@@ -20,23 +20,35 @@ const FILES: Record<string, string> = {
   'monacoeditorwork/graphql.worker..bundle.js': 'text/javascript; charset=utf-8',
 };
 
-const HOW_TO = `# Gateway GraphQL sobre el servicio de consultas de RUC, comprobantes y licencias.
+const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
+# licencias de conducir.
 #
-# Token: en la pestaña "Headers" (abajo) escriba
+# Token: pestaña "Headers" (abajo):
 #   { "Authorization": "Bearer <su token>" }
-# Con el sandbox incorporado, use el token "sandbox-pro" (ya está puesto si arrancó
-# sin UPSTREAM_URL). Cada consulta al servicio consume consultas de su plan;
-# las repetidas dentro de una operación se hacen una sola vez.
+# Con el sandbox (sin UPSTREAM_URL) ya está puesto el
+# token "sandbox-pro".
 #
-# Un contribuyente con su ficha detallada y una licencia, en una sola consulta
-# (las variables están en la pestaña "Variables"):
+# Cada llamada al servicio consume consultas del plan;
+# lo repetido en una operación se consulta una sola vez.
+#
+# Un contribuyente, su ficha detallada y una licencia,
+# en una sola consulta. Pulse ▶ para ejecutarla.
 `;
 
-/** The tab GraphiQL opens on: operations/ejemplo.graphql, the same document the README and tests send. */
-export const EXAMPLE_TAB = {
-  query: HOW_TO + print(EjemploDocument),
-  variables: JSON.stringify({ ruc: '20100123453', numLicencia: 'Q46779354' }, null, 2),
-};
+const EXAMPLE_VARIABLES: Record<string, string> = { ruc: '20100123453', numLicencia: 'Q46779354' };
+
+/**
+ * The operation GraphiQL opens on: operations/ejemplo.graphql, the document the README and
+ * the tests send, with its variables written in place so that it runs as it stands.
+ */
+export const EXAMPLE_OPERATION =
+  HOW_TO +
+  print(
+    visit(EjemploDocument, {
+      OperationDefinition: (node) => ({ ...node, variableDefinitions: [] }),
+      Variable: (node) => ({ kind: Kind.STRING, value: EXAMPLE_VARIABLES[node.name.value] ?? '' }),
+    }),
+  );
 
 function escapeJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
@@ -46,8 +58,12 @@ function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Yoga's GraphiQL page, with the bundle and workers taken from ASSETS_PATH. */
-export function renderGraphiQL(opts: GraphiQLOptions): string {
+/**
+ * Yoga's GraphiQL page, with the bundle and workers taken from ASSETS_PATH. The bundle
+ * reads its opening document from `query` (not `defaultQuery`, which it ignores).
+ */
+export function renderGraphiQL(options: GraphiQLOptions): string {
+  const opts = { ...options, query: options.defaultQuery };
   const title = escapeHtml(opts.title ?? 'GraphiQL');
   const workers = {
     editorWorkerService: `${ASSETS_PATH}monacoeditorwork/editor.worker.bundle.js`,
@@ -55,7 +71,7 @@ export function renderGraphiQL(opts: GraphiQLOptions): string {
     graphql: `${ASSETS_PATH}monacoeditorwork/graphql.worker..bundle.js`,
   };
   return `<!doctype html><html lang="es"><head><meta charset="utf-8"><title>${title}</title>
-<link rel="stylesheet" href="${ASSETS_PATH}graphiql.css"></head>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="${ASSETS_PATH}graphiql.css"></head>
 <body id="body" class="no-focus-outline"><noscript>GraphiQL necesita JavaScript.</noscript><div id="root">Cargando ${title}...</div>
 <script>
 const workers = {};

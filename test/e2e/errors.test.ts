@@ -255,3 +255,22 @@ describe("GraphQL's own errors carry code and retryable", () => {
     expect(body.errors[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', retryable: false });
   });
 });
+
+describe('time-outs by kind of call', () => {
+  let batch: Stack;
+  beforeAll(async () => {
+    batch = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '5000', UPSTREAM_BATCH_TIMEOUT_MS: '300' }, sandbox: { slowMs: 1500 } });
+  });
+  afterAll(() => batch.close());
+
+  it('a batch slower than UPSTREAM_BATCH_TIMEOUT_MS is UPSTREAM_UNAVAILABLE', async () => {
+    const { body } = await batch.gql(ValidarComprobantesDocument, { comprobantes: [{ ...RECEIPT, rucEmisor: TRIGGERS.slow.ruc }] });
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+  });
+
+  it('while a lookup of the same delay finishes under UPSTREAM_TIMEOUT_MS', async () => {
+    const { body } = await batch.gql(ContribuyenteDocument, { ruc: TRIGGERS.slow.ruc });
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.contribuyente?.nombreORazonSocial).toBe('EMPRESA DE RESPUESTA LENTA S.A.C.');
+  });
+});
