@@ -6,10 +6,20 @@ export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' |
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
 /** Valores de `extensions.code` en los errores del gateway. Cada error trae también `extensions.retryable` (Boolean). */
 export type ErrorCode =
+  /** La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs). */
+  | 'ALIAS_LIMIT_EXCEEDED'
   /** La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido). */
   | 'BAD_REQUEST'
   /** Las variables no tienen el tipo que declara la operación. */
   | 'BAD_USER_INPUT'
+  /** La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada. */
+  | 'COST_LIMIT_EXCEEDED'
+  /** Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403). */
+  | 'CSRF_HEADER_REQUIRED'
+  /** La operación supera MAX_DEPTH. */
+  | 'DEPTH_LIMIT_EXCEEDED'
+  /** La operación supera MAX_DIRECTIVES. */
+  | 'DIRECTIVE_LIMIT_EXCEEDED'
   /** El documento consultado no existe en el servicio (HTTP 404). */
   | 'DOCUMENT_NOT_FOUND'
   /** El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito. */
@@ -24,6 +34,10 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   /** Las consultas restantes del plan no alcanzan (HTTP 429). */
   | 'QUOTA_EXCEEDED'
+  /** El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413). */
+  | 'REQUEST_ENTITY_TOO_LARGE'
+  /** El documento supera MAX_TOKENS. */
+  | 'TOKEN_LIMIT_EXCEEDED'
   /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401). */
   | 'UNAUTHENTICATED'
   /** El servicio respondió algo inesperado: un registro que no cumple el esquema u otro 4xx. */

@@ -5,6 +5,8 @@ import type { Config } from './config.js';
 import { createContextFactory, type Context } from './context.js';
 import { maskError, rootCause, useErrorContract } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
+import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
+import { useRequestLog } from './request-log.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
 import { UpstreamError } from './upstream/errors.js';
@@ -26,21 +28,41 @@ export type App = YogaServerInstance<Record<string, never>, Context>;
  */
 export function createApp(config: Config, options: AppOptions): App {
   if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
+  const logger = options.logger;
   const upstream =
     options.upstream ??
     new UpstreamClient({
       baseUrl: config.upstreamUrl,
+      fallbackUrl: config.upstreamFallbackUrl,
       timeoutMs: config.upstreamTimeoutMs,
       batchTimeoutMs: config.upstreamBatchTimeoutMs,
-      onCall: (call) => options.logger.debug({ upstream: call }, 'upstream call'),
+      retries: config.upstreamRetries,
+      deadlineMs: config.upstreamDeadlineMs,
+      breakerThreshold: config.breakerThreshold,
+      breakerCooldownMs: config.breakerCooldownMs,
+      onBreakerChange: (change) =>
+        (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`),
     });
-  const logger = options.logger;
+  const production = config.nodeEnv === 'production';
+  const graphqlEndpoint = '/graphql';
 
   return createYoga<Record<string, never>, Context>({
     schema,
-    context: createContextFactory(upstream, config.upstreamConcurrency),
-    graphqlEndpoint: '/graphql',
+    context: createContextFactory(upstream, config.upstreamConcurrency, logger),
+    graphqlEndpoint,
     landingPage: false,
+    // One operation per request: a batch of N would multiply every per-operation limit by N.
+    batching: false,
+    maxRequestBodySize: config.limits.maxBodyBytes,
+    cors: {
+      origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
+      methods: ['GET', 'POST', 'OPTIONS'],
+      allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
+      exposedHeaders: ['x-request-id'],
+      // The token travels in a header, never a cookie, so no credentials mode is needed.
+      credentials: false,
+      maxAge: 600,
+    },
     graphiql: {
       title: 'Consultas RUC, comprobantes y licencias: GraphQL',
       defaultQuery: EXAMPLE_OPERATION,
@@ -69,12 +91,18 @@ export function createApp(config: Config, options: AppOptions): App {
     plugins: [
       // 1. Static GraphiQL files answer before any GraphQL work.
       useGraphiQLAssets(),
-      // 2. graphql-js executes: it keeps response keys in selection order (the spec's
+      // 2. Every error gets `code` and `retryable` before anyone reads the result.
+      useErrorContract(),
+      // 3. The log line and request id see every request, even those refused below.
+      useRequestLog(logger, graphqlEndpoint),
+      // 4. Browser requests without a CORS preflight must carry the CSRF header.
+      useCsrfPrevention(),
+      // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
+      ...useOperationLimits(config.limits, production),
+      // 6. graphql-js executes: it keeps response keys in selection order (the spec's
       //    serialized map ordering); Yoga's default executor orders them by resolution time.
       useGraphQLJsExecute(),
-      // 3. Last look at every result: no error leaves without `code` and `retryable`.
-      useErrorContract(),
-      // 4. Close the shared upstream pool with the app.
+      // 7. Close the upstream pools with the app.
       { onDispose: () => upstream.close() },
     ],
   });

@@ -19,6 +19,13 @@ export const ERROR_CODES = {
   GRAPHQL_VALIDATION_FAILED: 'El documento GraphQL no es válido para el esquema.',
   BAD_USER_INPUT: 'Las variables no tienen el tipo que declara la operación.',
   BAD_REQUEST: 'La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido).',
+  REQUEST_ENTITY_TOO_LARGE: 'El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413).',
+  CSRF_HEADER_REQUIRED: 'Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403).',
+  TOKEN_LIMIT_EXCEEDED: 'El documento supera MAX_TOKENS.',
+  DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',
+  ALIAS_LIMIT_EXCEEDED: 'La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs).',
+  DIRECTIVE_LIMIT_EXCEEDED: 'La operación supera MAX_DIRECTIVES.',
+  COST_LIMIT_EXCEEDED: 'La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -59,7 +59,7 @@ builder.mutationFields((t) => ({
     nullable: true,
     description: 'Valida hasta 100 comprobantes. REST: POST /validacion-multiple-cpe. Costo: 1 consulta por comprobante.',
     args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a 100 comprobantes.' }) },
-    resolve: (_root, { comprobantes }, ctx) => ctx.upstream.validarComprobantes(valid(checkComprobantes(comprobantes)), ctx.token),
+    resolve: (_root, { comprobantes }, ctx) => ctx.upstream.validarComprobantes(valid(checkComprobantes(comprobantes)), ctx.call),
   }),
   validarComprobantesTexto: t.field({
     type: ValidacionComprobantes,
@@ -73,7 +73,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { comprobantes, credencialesSol }, ctx) => {
       const lineas = valid(checkLineas(comprobantes));
       const credenciales = credencialesSol ? valid(checkCredencialesSol(credencialesSol)) : undefined;
-      return ctx.upstream.validarComprobantesTexto(lineas, credenciales, ctx.token);
+      return ctx.upstream.validarComprobantesTexto(lineas, credenciales, ctx.call);
     },
   }),
 }));

@@ -1,9 +1,9 @@
-import { Pool } from 'undici';
-import type { Dispatcher } from 'undici';
+import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { MissingTokenError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { MissingTokenError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
+import { Origin, positive, type UpstreamCallInfo } from './origin.js';
+import { withRetries } from './retry.js';
 import {
-  EnvelopeSchema,
   LicenciaRecordSchema,
   RucRecordSchema,
   RucSunatRecordSchema,
@@ -16,95 +16,120 @@ import {
   type ValidacionRecord,
 } from './schemas.js';
 
+export type { UpstreamCallInfo } from './origin.js';
+
 export interface UpstreamClientOptions {
   /** Base URL; may carry a path prefix, as the legacy `https://apiperu.dev/api` does. */
   baseUrl: string;
-  /** Time-out of one lookup call (whole call: connect, headers and body). @default 10000 */
+  /** Where lookups go when the primary is unavailable (never after a 4xx). @default undefined */
+  fallbackUrl?: string | undefined;
+  /** Time-out of one lookup call. @default 10000 */
   timeoutMs?: number;
   /** Time-out of one batch validation call. @default 60000 */
   batchTimeoutMs?: number;
+  /** Retries of a lookup whose failure is retryable. @default 2 */
+  retries?: number;
+  /** One deadline over a lookup's attempts and backoffs. @default 15000 */
+  deadlineMs?: number;
+  /** Consecutive retryable failures that open an origin's breaker. @default 5 */
+  breakerThreshold?: number;
+  /** How long an open breaker refuses calls before it lets one probe through. @default 10000 */
+  breakerCooldownMs?: number;
   /** Keep-alive connections per origin. @default 64 */
   connections?: number;
-  /** Largest answer body read; a larger one is treated as unusable. @default 1048576 */
+  /** Largest answer body read. @default 1048576 */
   maxResponseBytes?: number;
-  /** Called after every call that reached the network, for logs and metrics. Receives no token or body. */
+  /** Every call that reached the network, for logs and metrics. */
   onCall?: (call: UpstreamCallInfo) => void;
+  /** Breaker state changes, per origin. */
+  onBreakerChange?: (change: { origin: 'primary' | 'fallback'; url: string; state: BreakerState }) => void;
 }
 
-export interface UpstreamCallInfo {
-  path: string;
-  status: number | undefined;
-  durationMs: number;
-  outcome: 'ok' | 'error';
-  errorKind?: string;
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
+export interface CallContext {
+  token: string | undefined;
+  observe?: ((call: UpstreamCallInfo) => void) | undefined;
 }
+
+interface Route {
+  name: 'primary' | 'fallback';
+  origin: Origin;
+  breaker: CircuitBreakerPolicy;
+}
+
+const STATE_NAMES: Record<CircuitState, BreakerState> = {
+  [CircuitState.Closed]: 'closed',
+  [CircuitState.Open]: 'open',
+  [CircuitState.HalfOpen]: 'half-open',
+  [CircuitState.Isolated]: 'open',
+};
+
+const isRetryable = (error: unknown) => error instanceof UpstreamUnavailableError && error.reason !== 'breaker_open';
 
 /**
- * The REST client. One undici keep-alive pool per upstream origin, shared by every
- * request the gateway serves; the caller's token is passed per call and never stored.
+ * The REST client: the five operations over one primary origin and an optional fallback.
+ * Lookups are retried (retryable failures only, exponential backoff with full jitter, one
+ * deadline) and go to the fallback when the primary is unavailable; batch validations are
+ * never retried nor sent elsewhere (each try would bill every receipt again). Each origin
+ * has its own circuit breaker.
  */
 export class UpstreamClient {
-  readonly origin: string;
-  readonly #prefix: string;
+  readonly #routes: Route[];
   readonly #timeoutMs: number;
   readonly #batchTimeoutMs: number;
-  readonly #maxResponseBytes: number;
+  readonly #retries: number;
+  readonly #deadlineMs: number;
   readonly #onCall: UpstreamClientOptions['onCall'];
-  readonly #pool: Pool;
 
   constructor(options: UpstreamClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new TypeError(`baseUrl must be an absolute URL, got ${JSON.stringify(options.baseUrl)}`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new TypeError(`baseUrl must be http or https, got ${url.protocol}`);
-    }
-    if (url.username || url.password || url.search || url.hash) {
-      throw new TypeError('baseUrl must not carry credentials, a query or a fragment');
-    }
-    this.origin = url.origin;
-    this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
     this.#batchTimeoutMs = positive(options.batchTimeoutMs ?? 60_000, 'batchTimeoutMs');
-    this.#maxResponseBytes = positive(options.maxResponseBytes ?? 1024 * 1024, 'maxResponseBytes');
+    this.#deadlineMs = positive(options.deadlineMs ?? 15_000, 'deadlineMs');
+    this.#retries = options.retries ?? 2;
+    if (!Number.isInteger(this.#retries) || this.#retries < 0)
+      throw new TypeError(`retries must be a whole number >= 0, got ${this.#retries}`);
+    const threshold = positive(options.breakerThreshold ?? 5, 'breakerThreshold');
+    const cooldown = positive(options.breakerCooldownMs ?? 10_000, 'breakerCooldownMs');
     this.#onCall = options.onCall;
-    this.#pool = new Pool(this.origin, {
-      connections: positive(options.connections ?? 64, 'connections'),
-      // One request per connection: the upstream is a plain HTTP/1.1 API and pipelining
-      // would let one slow lookup hold up the ones queued behind it.
-      pipelining: 1,
-      keepAliveTimeout: 30_000,
-    });
+
+    const route = (name: Route['name'], baseUrl: string): Route => {
+      const origin = new Origin({ baseUrl, connections: options.connections, maxResponseBytes: options.maxResponseBytes });
+      // Only failures that say the origin is unwell count; a 4xx is the caller's, not the origin's.
+      const breaker = circuitBreaker(handleWhen(isRetryable), { halfOpenAfter: cooldown, breaker: new ConsecutiveBreaker(threshold) });
+      breaker.onStateChange((state) => options.onBreakerChange?.({ origin: name, url: origin.url, state: STATE_NAMES[state] }));
+      return { name, origin, breaker };
+    };
+    this.#routes = [route('primary', options.baseUrl)];
+    if (options.fallbackUrl) this.#routes.push(route('fallback', options.fallbackUrl));
   }
 
   /** POST /ruc: summary record. Costs 1 query. */
-  ruc(ruc: string, token: string | undefined): Promise<RucRecord> {
-    return this.#post('/ruc', { ruc }, token, RucRecordSchema, this.#timeoutMs);
+  ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
+    return this.#lookup('/ruc', { ruc }, RucRecordSchema, ctx);
   }
 
   /** POST /ruc-sunat: detailed record. Costs 1 query. */
-  rucSunat(ruc: string, token: string | undefined): Promise<RucSunatRecord> {
-    return this.#post('/ruc-sunat', { ruc }, token, RucSunatRecordSchema, this.#timeoutMs);
+  rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
+    return this.#lookup('/ruc-sunat', { ruc }, RucSunatRecordSchema, ctx);
   }
 
   /** POST /licencia-conducir: licence holder. Costs 2 queries. */
-  licencia(numLicencia: string, token: string | undefined): Promise<LicenciaRecord> {
-    return this.#post('/licencia-conducir', { num_licencia: numLicencia }, token, LicenciaRecordSchema, this.#timeoutMs);
+  licencia(numLicencia: string, ctx: CallContext): Promise<LicenciaRecord> {
+    return this.#lookup('/licencia-conducir', { num_licencia: numLicencia }, LicenciaRecordSchema, ctx);
   }
 
   /** POST /validacion-multiple-cpe: 1 query per receipt. */
-  validarComprobantes(comprobantes: readonly ComprobanteBody[], token: string | undefined): Promise<ValidacionRecord> {
-    return this.#post('/validacion-multiple-cpe', { comprobantes }, token, ValidacionRecordSchema, this.#batchTimeoutMs);
+  validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: CallContext): Promise<ValidacionRecord> {
+    return this.#batch('/validacion-multiple-cpe', { comprobantes }, ctx);
   }
 
   /** POST /validacion-multiple-cpe-v2: each receipt one `ruc|tipo|serie|numero|fecha|total` line. */
   validarComprobantesTexto(
     lineas: readonly string[],
     credenciales: CredencialesSol | undefined,
-    token: string | undefined,
+    ctx: CallContext,
   ): Promise<ValidacionRecord> {
     const body: Record<string, unknown> = { comprobantes: lineas };
     if (credenciales) {
@@ -112,104 +137,95 @@ export class UpstreamClient {
       body['sol_usuario'] = credenciales.usuario;
       body['clave_usuario'] = credenciales.clave;
     }
-    return this.#post('/validacion-multiple-cpe-v2', body, token, ValidacionRecordSchema, this.#batchTimeoutMs);
+    return this.#batch('/validacion-multiple-cpe-v2', body, ctx);
   }
 
-  /** Closes the pool after the calls in flight finish. */
-  close(): Promise<void> {
-    return this.#pool.close();
+  /** Breaker state of each origin, for readiness checks. */
+  breakers(): { origin: 'primary' | 'fallback'; url: string; state: BreakerState }[] {
+    return this.#routes.map((r) => ({ origin: r.name, url: r.origin.url, state: STATE_NAMES[r.breaker.state] }));
   }
 
-  async #post<S extends z.ZodType>(
+  /** Closes every pool after the calls in flight finish. */
+  async close(): Promise<void> {
+    await Promise.all(this.#routes.map((r) => r.origin.close()));
+  }
+
+  async #lookup<S extends z.ZodType>(path: string, body: unknown, schema: S, ctx: CallContext): Promise<z.output<S>> {
+    const token = requireToken(path, ctx);
+    const deadline = AbortSignal.timeout(this.#deadlineMs);
+    return withRetries({ retries: this.#retries, deadline, isRetryable }, async (attempt) => {
+      let lastError: unknown;
+      for (const route of this.#routes) {
+        try {
+          return await this.#call(
+            route,
+            path,
+            body,
+            token,
+            schema,
+            ctx,
+            attempt,
+            AbortSignal.any([deadline, AbortSignal.timeout(this.#timeoutMs)]),
+          );
+        } catch (error) {
+          // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
+          if (!(error instanceof UpstreamUnavailableError)) throw error;
+          lastError = error;
+        }
+      }
+      throw lastError;
+    });
+  }
+
+  async #batch(path: string, body: unknown, ctx: CallContext): Promise<ValidacionRecord> {
+    const token = requireToken(path, ctx);
+    return this.#call(this.#routes[0]!, path, body, token, ValidacionRecordSchema, ctx, 1, AbortSignal.timeout(this.#batchTimeoutMs));
+  }
+
+  async #call<S extends z.ZodType>(
+    route: Route,
     path: string,
     body: unknown,
-    token: string | undefined,
+    token: string,
     schema: S,
-    timeoutMs: number,
+    ctx: CallContext,
+    attempt: number,
+    signal: AbortSignal,
   ): Promise<z.output<S>> {
-    if (!token) throw new MissingTokenError(path);
+    if (route.breaker.state === CircuitState.Open || route.breaker.state === CircuitState.Isolated) {
+      // Refused without a call while the origin cools down.
+      throw new UpstreamUnavailableError({ path, reason: 'breaker_open' });
+    }
     const started = performance.now();
-    let status: number | undefined;
+    const report = (status: number | undefined, error?: unknown) => {
+      const info: UpstreamCallInfo = {
+        path,
+        origin: route.name,
+        attempt,
+        status,
+        durationMs: performance.now() - started,
+        outcome: error ? 'error' : 'ok',
+        ...(error ? { errorKind: isUpstreamError(error) ? error.kind : 'unknown' } : {}),
+      };
+      this.#onCall?.(info);
+      ctx.observe?.(info);
+    };
     try {
-      const signal = AbortSignal.timeout(timeoutMs);
-      let response: Dispatcher.ResponseData;
-      let text: string;
-      try {
-        response = await this.#pool.request({
-          method: 'POST',
-          path: this.#prefix + path,
-          headers: {
-            accept: 'application/json',
-            'content-type': 'application/json',
-            authorization: `Bearer ${token}`,
-          },
-          body: JSON.stringify(body),
-          signal,
-        });
-        status = response.statusCode;
-        text = await readText(response.body, this.#maxResponseBytes, path);
-      } catch (error) {
-        if (error instanceof UpstreamUnavailableError) throw error;
-        throw new UpstreamUnavailableError({ path, reason: signal.aborted ? 'timeout' : 'network', status, cause: error });
-      }
-      const record = interpret(path, status, text, schema);
-      this.#onCall?.({ path, status, durationMs: performance.now() - started, outcome: 'ok' });
+      const record = await route.breaker.execute(() => route.origin.post(path, body, token, schema, { signal }));
+      report(200);
       return record;
     } catch (error) {
-      const kind = error instanceof Error && 'kind' in error ? String(error.kind) : 'unknown';
-      this.#onCall?.({ path, status, durationMs: performance.now() - started, outcome: 'error', errorKind: kind });
+      if (error instanceof Error && 'isBrokenCircuitError' in error) {
+        // Half-open and its one probe is already out: refused without a call.
+        throw new UpstreamUnavailableError({ path, reason: 'breaker_open' });
+      }
+      report(isUpstreamError(error) ? error.status : undefined, error);
       throw error;
     }
   }
 }
 
-/** Turns one answer (status and body text) into the record, or into the error it means. */
-function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S): z.output<S> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // A 4xx keeps its meaning without a body (a 401 is a 401); a 2xx or 5xx without JSON is unusable.
-    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status });
-    throw new UpstreamUnavailableError({ path, reason: status >= 500 ? 'status' : 'not_json', status });
-  }
-  const envelope = EnvelopeSchema.safeParse(json);
-  const ok = status >= 200 && status < 300;
-  if (!envelope.success) {
-    if (ok) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(envelope.error) });
-    if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
-    throw new UpstreamHttpError({ path, status });
-  }
-  const { success, code, retryable, message, data } = envelope.data;
-  if (!ok || !success) {
-    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: message };
-    if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
-    throw new UpstreamHttpError(fields);
-  }
-  const record = schema.safeParse(data);
-  if (!record.success) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(record.error) });
-  return record.data;
-}
-
-function issuesOf(error: z.ZodError): string[] {
-  return error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`);
-}
-
-async function readText(body: Dispatcher.ResponseData['body'], limit: number, path: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      body.destroy();
-      throw new UpstreamUnavailableError({ path, reason: 'too_large' });
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
-}
-
-function positive(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number, got ${value}`);
-  return value;
+function requireToken(path: string, ctx: CallContext): string {
+  if (!ctx.token) throw new MissingTokenError(path);
+  return ctx.token;
 }

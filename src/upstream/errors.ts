@@ -62,7 +62,7 @@ export class UpstreamHttpError extends UpstreamError {
   }
 }
 
-export type UnavailableReason = 'network' | 'timeout' | 'status' | 'not_json' | 'too_large';
+export type UnavailableReason = 'network' | 'timeout' | 'status' | 'not_json' | 'too_large' | 'breaker_open';
 
 /** The upstream could not be reached or gave no usable answer; worth retrying later. */
 export class UpstreamUnavailableError extends UpstreamError {

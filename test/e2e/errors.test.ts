@@ -13,7 +13,11 @@ import { codes, errorAt, RECEIPT, startStack, TOKEN, type Stack } from '../helpe
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '300' }, sandbox: { slowMs: 1500 } });
+  // One call per lookup and no breaker: this file maps single answers; retries and the breaker have their own tests.
+  stack = await startStack({
+    env: { UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000' },
+    sandbox: { slowMs: 1500 },
+  });
 });
 afterAll(() => stack.close());
 beforeEach(() => stack.sandbox.reset());
@@ -259,7 +263,10 @@ describe("GraphQL's own errors carry code and retryable", () => {
 describe('time-outs by kind of call', () => {
   let batch: Stack;
   beforeAll(async () => {
-    batch = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '5000', UPSTREAM_BATCH_TIMEOUT_MS: '300' }, sandbox: { slowMs: 1500 } });
+    batch = await startStack({
+      env: { UPSTREAM_TIMEOUT_MS: '5000', UPSTREAM_BATCH_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0' },
+      sandbox: { slowMs: 1500 },
+    });
   });
   afterAll(() => batch.close());
 

@@ -11,7 +11,8 @@ let sandbox: Sandbox;
 let client: UpstreamClient;
 beforeAll(async () => {
   sandbox = await startSandbox({ slowMs: 1000 });
-  client = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200 });
+  // One call per lookup and no breaker here: those have tests of their own.
+  client = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200, retries: 0, breakerThreshold: 1000 });
 });
 afterAll(async () => {
   await client.close();
@@ -28,20 +29,20 @@ describe('the REST client alone (no GraphQL)', () => {
   });
 
   it('returns the parsed record', async () => {
-    await expect(client.ruc('20100123453', 'sandbox-pro')).resolves.toMatchObject({
+    await expect(client.ruc('20100123453', { token: 'sandbox-pro' })).resolves.toMatchObject({
       ruc: '20100123453',
       nombre_o_razon_social: 'COMERCIAL ANDINA S.A.C.',
     });
   });
 
   it('makes no call without a token', async () => {
-    await expect(client.ruc('20100123453', undefined)).rejects.toBeInstanceOf(MissingTokenError);
-    await expect(client.validarComprobantes([], '')).rejects.toBeInstanceOf(MissingTokenError);
+    await expect(client.ruc('20100123453', { token: undefined })).rejects.toBeInstanceOf(MissingTokenError);
+    await expect(client.validarComprobantes([], { token: '' })).rejects.toBeInstanceOf(MissingTokenError);
     expect(sandbox.calls).toHaveLength(0);
   });
 
   it('turns an error envelope into UpstreamHttpError with status, code, retryable and message', async () => {
-    const error = await client.ruc(TRIGGERS.notFound.ruc, 'sandbox-pro').catch((e: unknown) => e);
+    const error = await client.ruc(TRIGGERS.notFound.ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({
       kind: 'http',
@@ -56,7 +57,7 @@ describe('the REST client alone (no GraphQL)', () => {
   it('turns 503, HTML 502, a broken body, a reset and a time-out into UpstreamUnavailableError with its reason', async () => {
     const reasons = await Promise.all(
       [TRIGGERS.unavailable.ruc, TRIGGERS.badGateway.ruc, TRIGGERS.brokenBody.ruc, TRIGGERS.reset.ruc, TRIGGERS.slow.ruc].map((ruc) =>
-        client.ruc(ruc, 'sandbox-pro').catch((e: unknown) => e),
+        client.ruc(ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e),
       ),
     );
     for (const e of reasons) expect(e).toBeInstanceOf(UpstreamUnavailableError);
@@ -65,7 +66,7 @@ describe('the REST client alone (no GraphQL)', () => {
   });
 
   it('turns a record that breaks the schema into UpstreamInvalidResponseError naming fields, not values', async () => {
-    const error = await client.ruc(TRIGGERS.badRecord.ruc, 'sandbox-pro').catch((e: unknown) => e);
+    const error = await client.ruc(TRIGGERS.badRecord.ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
     expect((error as UpstreamInvalidResponseError).issues.join()).toMatch(/ruc|nombre_o_razon_social/);
   });
@@ -79,7 +80,7 @@ describe('the REST client alone (no GraphQL)', () => {
 
   it('reuses keep-alive connections for calls one after another', async () => {
     const fresh = new UpstreamClient({ baseUrl: sandbox.url });
-    for (let i = 0; i < 5; i++) await fresh.ruc('20100123453', 'sandbox-pro');
+    for (let i = 0; i < 5; i++) await fresh.ruc('20100123453', { token: 'sandbox-pro' });
     await fresh.close();
     expect(sandbox.calls).toHaveLength(5);
     // undici may open a second socket while the first is being released; never one per call.
@@ -102,7 +103,7 @@ describe('an answer larger than maxResponseBytes', () => {
 
   it('is refused as unavailable instead of being read whole', async () => {
     const small = new UpstreamClient({ baseUrl: url, maxResponseBytes: 1000 });
-    const error = await small.ruc('20100123453', 't').catch((e: unknown) => e);
+    const error = await small.ruc('20100123453', { token: 't' }).catch((e: unknown) => e);
     await small.close();
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).reason).toBe('too_large');

@@ -1,0 +1,116 @@
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { ValidationContext } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Config } from './config.js';
+import { estimateCost } from './cost.js';
+import { gatewayError, type ErrorCode } from './errors.js';
+import { requestState } from './request-state.js';
+
+/** Header a browser must add to a "simple" (non-preflighted) request; JSON POSTs need none. */
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+/**
+ * Every limit checked before execution, as plugins, each rejection a typed error that
+ * costs no upstream query. GraphQL Armor counts; we only choose codes and words.
+ */
+export function useOperationLimits(limits: Config['limits'], production: boolean): Plugin[] {
+  /** Armor reports through these callbacks; a typed error replaces its generic one. */
+  const reject = (code: ErrorCode, message: (found: string) => string) => ({
+    propagateOnRejection: false,
+    onReject: [
+      (ctx: ValidationContext | null, error: { message: string }) => {
+        const found = /found (\d+)/.exec(error.message)?.[1] ?? '?';
+        const typed = gatewayError(code, message(found));
+        // Validation rules report into the context; the token limit runs while parsing, with no context.
+        if (ctx) ctx.reportError(typed);
+        else throw typed;
+      },
+    ],
+  });
+
+  return [
+    maxTokensPlugin({
+      n: limits.maxTokens,
+      ...reject('TOKEN_LIMIT_EXCEEDED', () => `El documento GraphQL tiene más de ${limits.maxTokens} tokens (MAX_TOKENS).`),
+    }),
+    maxDepthPlugin({
+      n: limits.maxDepth,
+      ignoreIntrospection: true,
+      ...reject('DEPTH_LIMIT_EXCEEDED', (found) => `La operación tiene profundidad ${found}; el máximo es ${limits.maxDepth} (MAX_DEPTH).`),
+    }),
+    maxAliasesPlugin({
+      n: limits.maxAliases,
+      ...reject(
+        'ALIAS_LIMIT_EXCEEDED',
+        (found) =>
+          `La operación usa ${found} alias; el máximo es ${limits.maxAliases} (MAX_ALIASES). ` +
+          'Para consultar muchos RUC use contribuyentes(rucs: [...]), hasta 100 RUC en un solo campo.',
+      ),
+    }),
+    maxDirectivesPlugin({
+      n: limits.maxDirectives,
+      ...reject(
+        'DIRECTIVE_LIMIT_EXCEEDED',
+        (found) => `La operación usa ${found} directivas; el máximo es ${limits.maxDirectives} (MAX_DIRECTIVES).`,
+      ),
+    }),
+    // "Did you mean ...?" maps the schema for an attacker; hidden in production only.
+    // (typed for a bare envelop context; it reads none of it)
+    ...(production ? [blockFieldSuggestionsPlugin({ mask: '' }) as Plugin] : []),
+    useCostLimit(limits.maxOperationCost),
+  ];
+}
+
+/** Refuses, before any resolver runs, an operation that could spend more than `max` plan queries. */
+function useCostLimit(max: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      const estimated = estimateCost(args.document, args.operationName, args.variableValues);
+      if (request) requestState(request).estimatedCost = estimated;
+      // The bound the operation was checked against, for every client to see.
+      const cost = { estimated, limit: max };
+      if (estimated > max) {
+        setResultAndStopExecution({
+          errors: [
+            gatewayError(
+              'COST_LIMIT_EXCEEDED',
+              `La operación podría consumir hasta ${estimated} consultas del plan; el máximo por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
+              { extensions: cost },
+            ),
+          ],
+          extensions: { cost },
+        });
+        return;
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!(Symbol.asyncIterator in result)) setResult({ ...result, extensions: { ...result.extensions, cost } });
+        },
+      };
+    },
+  };
+}
+
+/** Yoga's CSRF prevention, with its refusal as a typed error in Spanish. */
+export function useCsrfPrevention(): Plugin {
+  const csrf = useCSRFPrevention({ requestHeaders: [CSRF_HEADER] });
+  return {
+    onRequestParse(payload) {
+      try {
+        return csrf.onRequestParse?.(payload);
+      } catch {
+        throw gatewayError(
+          'CSRF_HEADER_REQUIRED',
+          `Petición sin preflight CORS: envíe Content-Type: application/json o la cabecera ${CSRF_HEADER}.`,
+          { extensions: { http: { status: 403 } } },
+        );
+      }
+    },
+  };
+}

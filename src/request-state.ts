@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import type { UpstreamCallInfo } from './upstream/client.js';
+
+/** What one HTTP request did, gathered by plugins and the context, read by the log line. */
+export interface RequestState {
+  /** The caller's `x-request-id` when it is a sane one, else a fresh UUID. */
+  readonly id: string;
+  readonly startedAt: number;
+  operationName: string | undefined;
+  /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
+  estimatedCost: number | undefined;
+  readonly upstreamCalls: UpstreamCallInfo[];
+  errorCodes: string[];
+}
+
+const states = new WeakMap<Request, RequestState>();
+const SANE_ID = /^[\w.:-]{1,128}$/;
+
+/** The state of this request, made on first use; the same Request object is seen by every hook. */
+export function requestState(request: Request): RequestState {
+  let state = states.get(request);
+  if (!state) {
+    const given = request.headers.get('x-request-id');
+    state = {
+      id: given && SANE_ID.test(given) ? given : randomUUID(),
+      startedAt: performance.now(),
+      operationName: undefined,
+      estimatedCost: undefined,
+      upstreamCalls: [],
+      errorCodes: [],
+    };
+    states.set(request, state);
+  }
+  return state;
+}

@@ -1,0 +1,147 @@
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { EnvelopeSchema } from './schemas.js';
+
+export interface OriginOptions {
+  /** Base URL; may carry a path prefix, as the legacy `https://apiperu.dev/api` does. */
+  baseUrl: string;
+  /** Keep-alive connections to this origin. @default 64 */
+  connections?: number;
+  /** Largest answer body read; a larger one is treated as unusable. @default 1048576 */
+  maxResponseBytes?: number;
+}
+
+/** What one call that reached the network did; carries no token and no body. */
+export interface UpstreamCallInfo {
+  path: string;
+  origin: 'primary' | 'fallback';
+  /** 1 for the first try of a lookup, 2 for its first retry, ... */
+  attempt: number;
+  status: number | undefined;
+  durationMs: number;
+  outcome: 'ok' | 'error';
+  errorKind?: string;
+}
+
+export interface PostOptions {
+  /** Ends the call: the per-call time-out, the lookup's deadline, or both. */
+  signal: AbortSignal;
+}
+
+/**
+ * One upstream origin: a keep-alive undici pool, the path prefix, and the reading of
+ * answers into records or typed errors. Knows nothing of retries or GraphQL.
+ */
+export class Origin {
+  readonly url: string;
+  readonly #prefix: string;
+  readonly #maxResponseBytes: number;
+  readonly #pool: Pool;
+
+  constructor(options: OriginOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`baseUrl must be an absolute URL, got ${JSON.stringify(options.baseUrl)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TypeError(`baseUrl must be http or https, got ${url.protocol}`);
+    }
+    if (url.username || url.password || url.search || url.hash) {
+      throw new TypeError('baseUrl must not carry credentials, a query or a fragment');
+    }
+    this.#prefix = url.pathname.replace(/\/+$/, '');
+    this.url = url.origin + this.#prefix;
+    this.#maxResponseBytes = positive(options.maxResponseBytes ?? 1024 * 1024, 'maxResponseBytes');
+    this.#pool = new Pool(url.origin, {
+      connections: positive(options.connections ?? 64, 'connections'),
+      // One request per connection: the upstream is a plain HTTP/1.1 API and pipelining
+      // would let one slow lookup hold up the ones queued behind it.
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /** POSTs `body` as JSON with the spec's headers and returns the parsed record, or throws an UpstreamError. */
+  async post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
+    let status: number | undefined;
+    let text: string;
+    try {
+      const response = await this.#pool.request({
+        method: 'POST',
+        path: this.#prefix + path,
+        headers: {
+          accept: 'application/json',
+          'content-type': 'application/json',
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify(body),
+        signal: options.signal,
+      });
+      status = response.statusCode;
+      text = await readText(response.body, this.#maxResponseBytes, path);
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) throw error;
+      throw new UpstreamUnavailableError({ path, reason: options.signal.aborted ? 'timeout' : 'network', status, cause: error });
+    }
+    return interpret(path, status, text, schema);
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+}
+
+/** Turns one answer (status and body text) into the record, or into the error it means. */
+function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S): z.output<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // A 4xx keeps its meaning without a body (a 401 is a 401); a 2xx or 5xx without JSON is unusable.
+    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status });
+    throw new UpstreamUnavailableError({ path, reason: status >= 500 ? 'status' : 'not_json', status });
+  }
+  const envelope = EnvelopeSchema.safeParse(json);
+  const ok = status >= 200 && status < 300;
+  if (!envelope.success) {
+    if (ok) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(envelope.error) });
+    if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
+    throw new UpstreamHttpError({ path, status });
+  }
+  const { success, code, retryable, message, data } = envelope.data;
+  if (!ok || !success) {
+    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: message };
+    if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
+    throw new UpstreamHttpError(fields);
+  }
+  const record = schema.safeParse(data);
+  if (!record.success) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(record.error) });
+  return record.data;
+}
+
+function issuesOf(error: z.ZodError): string[] {
+  return error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.code}`);
+}
+
+async function readText(body: Dispatcher.ResponseData['body'], limit: number, path: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw new UpstreamUnavailableError({ path, reason: 'too_large' });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+export function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
