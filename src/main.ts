@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -18,6 +18,8 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config);
+  // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
   let sandbox: Sandbox | undefined;
   if (!config.upstreamUrl) {
@@ -43,21 +45,49 @@ async function main() {
 
   const app = createApp(config, { logger, ...(sandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
   const server = createServer(app);
+  const inFlight = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}/graphql`);
   });
 
+  let stopping = false;
   const stop = async (signal: string) => {
-    logger.info({ signal }, 'shutting down');
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, inFlight: inFlight.size, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
+    // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
     server.close();
-    await app.dispose();
+    server.closeIdleConnections();
+    const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
+    if (!drained) logger.warn({ inFlight: inFlight.size }, 'shutdown deadline passed; closing the remaining connections');
+    server.closeAllConnections();
+    await app.dispose(); // closes the upstream pools
     await sandbox?.close();
+    logger.info('stopped');
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Resolves true once no response is in flight, or false when `deadlineMs` passes first. */
+function waitForDrain(inFlight: Set<ServerResponse>, deadlineMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => resolve(false), deadlineMs);
+    const check = () => {
+      if (inFlight.size > 0) return;
+      clearTimeout(deadline);
+      resolve(true);
+    };
+    for (const res of inFlight) res.once('close', () => setImmediate(check));
+    check();
+  });
 }
 
 void main();

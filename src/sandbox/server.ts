@@ -30,6 +30,31 @@ export interface SandboxOptions {
   latencyMs?: number;
 }
 
+/** Faults a test can switch on at run time; each rate is the chance (0 to 1) that a call gets it. */
+export interface SandboxFaults {
+  /** Added to every answer. */
+  latencyMs?: number;
+  /** The next N calls answer 503, whatever they ask; then normal service. */
+  failNext?: number;
+  rates?: Partial<Record<FaultKind, number>>;
+}
+
+export type FaultKind =
+  /** 503 upstream_unavailable */
+  | 'unavailable'
+  /** 500 with a JSON error envelope */
+  | 'serverError'
+  /** the connection is reset, no answer */
+  | 'reset'
+  /** 200 with an HTML body */
+  | 'notJson'
+  /** 200 with JSON cut in the middle */
+  | 'truncated'
+  /** 200 with a 5 MB body */
+  | 'oversized'
+  /** 200 with a record that breaks the schema */
+  | 'badRecord';
+
 export interface RecordedCall {
   method: string;
   /** Path as received, prefix included (`/api/ruc` on the legacy address). */
@@ -54,6 +79,8 @@ export interface Sandbox {
   /** Plan queries left for a token. */
   quotaOf(token: string): number | undefined;
   setQuota(token: string, quota: number): void;
+  /** Replaces the active faults; `setFaults({})` restores normal service. */
+  setFaults(faults: SandboxFaults): void;
   /** Forgets recorded calls. */
   reset(): void;
   close(): Promise<void>;
@@ -83,6 +110,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const plans = new Map((options.tokens ?? DEFAULT_TOKENS).map((p) => [p.token, { ...p }]));
   const slowMs = options.slowMs ?? 3000;
   const latencyMs = options.latencyMs ?? 0;
+  let faults: SandboxFaults = {};
   let inFlight = 0;
   let peakInFlight = 0;
   const calls: RecordedCall[] = [];
@@ -182,6 +210,34 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     return { comprobante_estado_descripcion: 'ACEPTADO', observaciones: [] };
   }
 
+  /** The fault this call gets, if any: `failNext` first, then each rate in turn. */
+  function fault(): Answer | undefined {
+    if (faults.failNext && faults.failNext > 0) {
+      faults.failNext--;
+      return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);
+    }
+    for (const [kind, rate] of Object.entries(faults.rates ?? {}) as [FaultKind, number][]) {
+      if (Math.random() >= rate) continue;
+      switch (kind) {
+        case 'unavailable':
+          return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);
+        case 'serverError':
+          return fail(500, 'internal_error', 'Error interno (falla inyectada).');
+        case 'reset':
+          return { status: 0, reset: true };
+        case 'notJson':
+          return { status: 200, raw: '<html><body>Mantenimiento</body></html>', contentType: 'text/html' };
+        case 'truncated':
+          return { status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"20100', contentType: 'application/json' };
+        case 'oversized':
+          return ok({ ruc: '20100123453', nombre_o_razon_social: 'X'.repeat(5 * 1024 * 1024) });
+        case 'badRecord':
+          return ok({ nombre_o_razon_social: null, actividades_economicas: 'no es una lista' });
+      }
+    }
+    return undefined;
+  }
+
   function route(req: IncomingMessage, body: unknown): Answer {
     const path = (req.url ?? '/').split('?')[0]!;
     const op = path.startsWith(`${LEGACY_PREFIX}/`) ? path.slice(LEGACY_PREFIX.length) : path;
@@ -191,6 +247,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
     if (!plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
+    const injected = fault();
+    if (injected) return injected;
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
     const fields = body as Record<string, unknown>;
@@ -249,7 +307,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       });
       res.end(payload);
     };
-    const delay = (answer.delayMs ?? 0) + latencyMs;
+    const delay = (answer.delayMs ?? 0) + latencyMs + (faults.latencyMs ?? 0);
     if (!delay) return write();
     const timer = setTimeout(() => {
       pending.delete(timer);
@@ -274,6 +332,9 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         setQuota: (token, quota) => {
           const plan = plans.get(token);
           if (plan) plan.quota = quota;
+        },
+        setFaults: (next) => {
+          faults = { ...next, rates: { ...next.rates } };
         },
         reset: () => {
           calls.length = 0;

@@ -192,10 +192,6 @@ export class UpstreamClient {
     attempt: number,
     signal: AbortSignal,
   ): Promise<z.output<S>> {
-    if (route.breaker.state === CircuitState.Open || route.breaker.state === CircuitState.Isolated) {
-      // Refused without a call while the origin cools down.
-      throw new UpstreamUnavailableError({ path, reason: 'breaker_open' });
-    }
     const started = performance.now();
     const report = (status: number | undefined, error?: unknown) => {
       const info: UpstreamCallInfo = {
@@ -216,7 +212,7 @@ export class UpstreamClient {
       return record;
     } catch (error) {
       if (error instanceof Error && 'isBrokenCircuitError' in error) {
-        // Half-open and its one probe is already out: refused without a call.
+        // Open (cooling down), or half-open with its one probe already out: refused without a call.
         throw new UpstreamUnavailableError({ path, reason: 'breaker_open' });
       }
       report(isUpstreamError(error) ? error.status : undefined, error);

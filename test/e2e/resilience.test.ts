@@ -1,0 +1,182 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { RECEIPT, startStack, type Stack } from '../helpers.js';
+
+const attempts = (stack: Stack, path = '/ruc') => stack.sandbox.callsTo(path).length;
+
+describe('retries of lookups', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '200' }, sandbox: { slowMs: 1000 } });
+  });
+  afterAll(() => stack.close());
+  afterEach(() => {
+    stack.sandbox.reset();
+    stack.sandbox.setFaults({});
+  });
+
+  it('a 503 is tried 1 + UPSTREAM_RETRIES times, then fails UPSTREAM_UNAVAILABLE', async () => {
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc });
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+    expect(attempts(stack)).toBe(3);
+  });
+
+  it('a failure that passes is retried into a success', async () => {
+    stack.sandbox.setFaults({ failNext: 2 });
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.contribuyente?.ruc).toBe('20100123453');
+    expect(stack.sandbox.callsTo('/ruc').map((c) => c.status)).toEqual([503, 503, 200]);
+  });
+
+  it('time-outs, resets and other 5xx are retried', async () => {
+    for (const ruc of [TRIGGERS.slow.ruc, TRIGGERS.reset.ruc, TRIGGERS.badGateway.ruc]) {
+      stack.sandbox.reset();
+      await stack.gql(ContribuyenteDocument, { ruc });
+      expect(attempts(stack), ruc).toBe(3);
+    }
+  });
+
+  it('a 4xx is never retried: 404, 400, 422, 401', async () => {
+    for (const ruc of [TRIGGERS.notFound.ruc, TRIGGERS.rejected.ruc, TRIGGERS.otherClientError.ruc]) {
+      stack.sandbox.reset();
+      await stack.gql(ContribuyenteDocument, { ruc });
+      expect(attempts(stack), ruc).toBe(1);
+    }
+    stack.sandbox.reset();
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'unknown-token' });
+    expect(attempts(stack)).toBe(1);
+  });
+
+  it('a 429 quota_exceeded is final and never retried', async () => {
+    stack.sandbox.setQuota('sandbox-low', 0);
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'sandbox-low' });
+    expect(body.errors?.[0]?.extensions?.['code']).toBe('QUOTA_EXCEEDED');
+    expect(attempts(stack)).toBe(1);
+  });
+
+  it('a batch validation is never retried', async () => {
+    stack.sandbox.setFaults({ failNext: 1 });
+    const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: [RECEIPT] });
+    expect(body.errors?.[0]?.extensions?.['code']).toBe('UPSTREAM_UNAVAILABLE');
+    expect(attempts(stack, '/validacion-multiple-cpe')).toBe(1);
+  });
+});
+
+describe('one deadline over all attempts', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { UPSTREAM_RETRIES: '10', UPSTREAM_TIMEOUT_MS: '150', UPSTREAM_DEADLINE_MS: '400', BREAKER_THRESHOLD: '1000' },
+      sandbox: { slowMs: 1000 },
+    });
+  });
+  afterAll(() => stack.close());
+
+  it('stops retrying when the deadline passes, well before 1 + 10 attempts', async () => {
+    const started = Date.now();
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.slow.ruc });
+    const elapsed = Date.now() - started;
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+    expect(attempts(stack)).toBeGreaterThanOrEqual(2);
+    expect(attempts(stack)).toBeLessThanOrEqual(3);
+    expect(elapsed).toBeLessThan(900);
+  });
+});
+
+describe('circuit breaker per origin', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '3', BREAKER_COOLDOWN_MS: '300' } });
+  });
+  afterAll(() => stack.close());
+
+  it('opens after a run of retryable failures, refuses without calling, probes after the cool-down and closes on success', async () => {
+    stack.sandbox.setFaults({ failNext: 3 });
+    for (let i = 0; i < 3; i++) await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(attempts(stack)).toBe(3);
+
+    // Open: the field fails at once, retryable, and the upstream sees nothing.
+    const refused = await stack.gql(`{ a: contribuyente(ruc: "20100123453") { ruc } b: licencia(numLicencia: "Q46779354") { nombres } }`);
+    expect(refused.body.errors?.map((e) => e.extensions)).toEqual([
+      expect.objectContaining({ code: 'UPSTREAM_UNAVAILABLE', retryable: true }),
+      expect.objectContaining({ code: 'UPSTREAM_UNAVAILABLE', retryable: true }),
+    ]);
+    expect(stack.sandbox.calls).toHaveLength(3);
+
+    // After the cool-down one probe goes through; its success closes the breaker.
+    await new Promise((r) => setTimeout(r, 350));
+    const probe = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(probe.body.data?.contribuyente?.ruc).toBe('20100123453');
+    const after = await stack.gql(ContribuyenteDocument, { ruc: '10467793549' });
+    expect(after.body.errors).toBeUndefined();
+    expect(stack.sandbox.calls).toHaveLength(5);
+
+    const changes = stack.logs.filter((l) => l.includes('circuit breaker')).map((l) => JSON.parse(l).breaker.state);
+    expect(changes).toEqual(['open', 'half-open', 'closed']);
+  });
+
+  it('does not count 4xx answers as failures', async () => {
+    stack.sandbox.reset();
+    for (let i = 0; i < 5; i++) await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(stack.sandbox.calls).toHaveLength(6);
+  });
+});
+
+describe('fallback origin (UPSTREAM_FALLBACK_URL, here a legacy /api address)', () => {
+  // A fresh pair per test: each starts with both breakers closed.
+  let fallback: Sandbox;
+  let stack: Stack;
+  beforeEach(async () => {
+    fallback = await startSandbox();
+    stack = await startStack({
+      env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '2', BREAKER_COOLDOWN_MS: '60000', UPSTREAM_FALLBACK_URL: `${fallback.url}/api` },
+    });
+  });
+  afterEach(async () => {
+    await stack.close();
+    await fallback.close();
+  });
+
+  it('answers a lookup when the primary answers 503', async () => {
+    stack.sandbox.setFaults({ failNext: 1 });
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(body.data?.contribuyente?.ruc).toBe('20100123453');
+    expect(stack.sandbox.callsTo('/ruc').map((c) => c.status)).toEqual([503]);
+    expect(fallback.calls.map((c) => [c.path, c.status, c.headers.authorization])).toEqual([['/api/ruc', 200, 'Bearer sandbox-pro']]);
+  });
+
+  it('answers a lookup when the primary resets the connection', async () => {
+    stack.sandbox.setFaults({ rates: { reset: 1 } });
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(body.data?.contribuyente?.ruc).toBe('20100123453');
+    expect(fallback.calls).toHaveLength(1);
+  });
+
+  it('is never asked after a 4xx', async () => {
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+    expect(body.errors?.[0]?.extensions?.['code']).toBe('DOCUMENT_NOT_FOUND');
+    expect(fallback.calls).toHaveLength(0);
+  });
+
+  it('is never asked for a batch validation', async () => {
+    stack.sandbox.setFaults({ failNext: 1 });
+    await stack.gql(ValidarComprobantesDocument, { comprobantes: [RECEIPT] });
+    expect(fallback.calls).toHaveLength(0);
+  });
+
+  it('takes every lookup while the primary breaker is open, without calling the primary', async () => {
+    stack.sandbox.setFaults({ failNext: 2 });
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    stack.sandbox.reset();
+    fallback.reset();
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '10467793549' });
+    expect(body.data?.contribuyente?.ruc).toBe('10467793549');
+    expect(stack.sandbox.calls).toHaveLength(0);
+    expect(fallback.calls).toHaveLength(1);
+  });
+});
