@@ -97,6 +97,7 @@ export function createApp(config: Config, options: AppOptions): App {
       useRequestLog(logger, graphqlEndpoint),
       // 4. Browser requests without a CORS preflight must carry the CSRF header.
       useCsrfPrevention(),
+      useNoNullOrigin(),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
       // 6. graphql-js executes: it keeps response keys in selection order (the spec's
@@ -110,4 +111,17 @@ export function createApp(config: Config, options: AppOptions): App {
 
 function useGraphQLJsExecute(): Plugin {
   return { onExecute: ({ setExecuteFn }) => setExecuteFn(execute) };
+}
+
+/**
+ * Yoga answers a preflight from an origin not in CORS_ORIGINS with
+ * `Access-Control-Allow-Origin: null`, which sandboxed iframes and file:// pages
+ * (whose origin is "null") would match. No header at all is the refusal.
+ */
+function useNoNullOrigin(): Plugin {
+  return {
+    onResponse({ response }) {
+      if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
+    },
+  };
 }

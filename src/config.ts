@@ -28,8 +28,8 @@ const EnvSchema = z
     BREAKER_THRESHOLD: count.min(1).max(1000).default(5),
     /** How long an open breaker refuses calls before one probe. @default 10000 */
     BREAKER_COOLDOWN_MS: millis.default(10_000),
-    /** @default 8 */
-    MAX_DEPTH: count.min(1).max(100).default(8),
+    /** Depth of a selection, introspection aside; ours nest 3 deep at most. @default 6 */
+    MAX_DEPTH: count.min(1).max(100).default(6),
     /** @default 20 */
     MAX_ALIASES: count.max(1000).default(20),
     /** @default 3000 */

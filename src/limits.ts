@@ -40,6 +40,8 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     }),
     maxDepthPlugin({
       n: limits.maxDepth,
+      // Introspection is left out: GraphiQL's own query is 21 deep as Armor counts, costs no
+      // upstream call, and its size is held by MAX_TOKENS. Our own types nest 3 deep at most.
       ignoreIntrospection: true,
       ...reject('DEPTH_LIMIT_EXCEEDED', (found) => `La operación tiene profundidad ${found}; el máximo es ${limits.maxDepth} (MAX_DEPTH).`),
     }),
@@ -81,7 +83,7 @@ function useCostLimit(max: number): Plugin {
             gatewayError(
               'COST_LIMIT_EXCEEDED',
               `La operación podría consumir hasta ${estimated} consultas del plan; el máximo por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
-              { extensions: cost },
+              { extensions: { cost: estimated, limit: max } },
             ),
           ],
           extensions: { cost },

@@ -33,7 +33,7 @@ describe('GraphiQL and introspection', () => {
     expect((await fetch(`${stack.url}/graphiql-assets/nope.js`)).status).toBe(404);
   });
 
-  it('answers introspection without a token and without any upstream call', async () => {
+  it('answers the standard introspection query without a token, within the default limits, and without any upstream call', async () => {
     stack.sandbox.reset();
     const { body } = await stack.gql(getIntrospectionQuery(), undefined, { token: null });
     expect(body.errors).toBeUndefined();

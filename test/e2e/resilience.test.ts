@@ -9,7 +9,10 @@ const attempts = (stack: Stack, path = '/ruc') => stack.sandbox.callsTo(path).le
 describe('retries of lookups', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '200' }, sandbox: { slowMs: 1000 } });
+    stack = await startStack({
+      env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '200' },
+      sandbox: { slowMs: 1000 },
+    });
   });
   afterAll(() => stack.close());
   afterEach(() => {

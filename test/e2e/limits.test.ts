@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ContribuyentesDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { TAXPAYERS } from '../../src/sandbox/data.js';
+import { codes, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ env: { MAX_ALIASES: '3', MAX_DIRECTIVES: '2', MAX_TOKENS: '3000', MAX_BODY_BYTES: '20000' } });
+});
+afterAll(() => stack.close());
+beforeEach(() => stack.sandbox.reset());
+
+/** 120 valid, distinct RUCs: the sample data's plus check-digit-correct unknown ones. */
+function manyRucs(n: number): string[] {
+  const weights = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
+  const rucs = TAXPAYERS.map((t) => t.ruc);
+  for (let i = 0; rucs.length < n; i++) {
+    const base = `2070${String(i).padStart(6, '0')}`;
+    const sum = [...base].reduce((acc, d, j) => acc + Number(d) * weights[j]!, 0);
+    const digit = (11 - (sum % 11)) % 10 === 0 && 11 - (sum % 11) === 11 ? 1 : (11 - (sum % 11)) % 10;
+    rucs.push(base + digit);
+  }
+  return rucs.slice(0, n);
+}
+
+describe('limits checked before execution, each a typed error with no upstream call', () => {
+  it('depth over MAX_DEPTH is DEPTH_LIMIT_EXCEEDED', async () => {
+    const shallow = await startStack({ env: { MAX_DEPTH: '2' } });
+    try {
+      const { body } = await shallow.gql('{ contribuyente(ruc: "20100123453") { detalle { ruc } } }');
+      expect(codes(body)).toEqual(['DEPTH_LIMIT_EXCEEDED']);
+      expect(body.errors?.[0]?.extensions?.['retryable']).toBe(false);
+      expect(shallow.sandbox.calls).toHaveLength(0);
+      const ok = await shallow.gql('{ contribuyente(ruc: "20100123453") { ruc } }');
+      expect(ok.body.errors).toBeUndefined();
+    } finally {
+      await shallow.close();
+    }
+  });
+
+  it('aliases over MAX_ALIASES are ALIAS_LIMIT_EXCEEDED, and the message points to contribuyentes', async () => {
+    const query = `{ ${[0, 1, 2, 3].map((i) => `a${i}: contribuyente(ruc: "20100123453") { ruc }`).join(' ')} }`;
+    const { body } = await stack.gql(query);
+    expect(codes(body)).toEqual(['ALIAS_LIMIT_EXCEEDED']);
+    expect(body.errors?.[0]?.message).toContain('contribuyentes(rucs');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('directives over MAX_DIRECTIVES are DIRECTIVE_LIMIT_EXCEEDED', async () => {
+    const { body } = await stack.gql(
+      '{ contribuyente(ruc: "20100123453") @include(if: true) @skip(if: false) @include(if: true) { ruc } }',
+    );
+    expect(codes(body)).toContain('DIRECTIVE_LIMIT_EXCEEDED');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('tokens over MAX_TOKENS are TOKEN_LIMIT_EXCEEDED', async () => {
+    const query = `{ contribuyente(ruc: "20100123453") { ${'ruc '.repeat(3000)} } }`;
+    const { body } = await stack.gql(query);
+    expect(codes(body)).toEqual(['TOKEN_LIMIT_EXCEEDED']);
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('a body over MAX_BODY_BYTES gets HTTP 413 REQUEST_ENTITY_TOO_LARGE', async () => {
+    const { status, body } = await stack.gql(ContribuyentesDocument, { rucs: Array.from({ length: 2000 }, () => '20100123453') });
+    expect(status).toBe(413);
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'REQUEST_ENTITY_TOO_LARGE', retryable: false });
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('operation batching is off: a JSON array body is a typed 4xx', async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify([{ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }, { query: '{ __typename }' }]),
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', retryable: false });
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+});
+
+describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
+  it('lets one full contribuyentes list of 100 RUCs through, and reports its cost', async () => {
+    const { body } = await stack.gql(ContribuyentesDocument, { rucs: manyRucs(100) });
+    expect(body.errors?.some((e) => e.extensions?.['code'] === 'COST_LIMIT_EXCEEDED')).toBeFalsy();
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100 });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(100);
+  });
+
+  it('lets one full batch of 100 receipts through', async () => {
+    const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 100 }, () => RECEIPT) });
+    expect(body.data?.validarComprobantes?.cantidadDeComprobantes).toBe(100);
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100 });
+  });
+
+  it('refuses 60 RUCs with their detalle (120 queries) before any call', async () => {
+    const rucs = manyRucs(60);
+    const { body } = await stack.gql(`query($rucs: [String!]!) { contribuyentes(rucs: $rucs) { ruc detalle { ruc } } }`, { rucs });
+    expect(codes(body)).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(body.errors?.[0]?.extensions).toMatchObject({ retryable: false, cost: 120, limit: 100 });
+    expect(body.errors?.[0]?.message).toContain('120');
+    expect(body.extensions?.['cost']).toEqual({ estimated: 120, limit: 100 });
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('counts distinct keys only, licences double, and invalid keys not at all', async () => {
+    const { body } = await stack.gql(`{
+      a: contribuyente(ruc: "20100123453") { ruc detalle { ruc } }
+      b: contribuyenteDetalle(ruc: " 20100123453 ") { ruc }
+      c: licencia(numLicencia: "Q46779354") { nombres }
+    }`);
+    // 1 /ruc + 1 /ruc-sunat + 2 for the licence.
+    expect(body.extensions?.['cost']).toEqual({ estimated: 4, limit: 100 });
+    const bad = await stack.gql(`{ contribuyente(ruc: "123") { ruc } }`);
+    expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100 });
+  });
+
+  it('leaves a list over its own limit of 100 to INVALID_INPUT with the contract message', async () => {
+    const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 101 }, () => RECEIPT) });
+    expect(codes(body)).toEqual(['INVALID_INPUT']);
+    expect(body.errors?.[0]?.message).toBe('Enviar máximo 100 comprobantes por consulta.');
+    const rucs = await stack.gql(ContribuyentesDocument, { rucs: manyRucs(101) });
+    expect(codes(rucs.body)).toEqual(['INVALID_INPUT']);
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+});
+
+describe('browser safety', () => {
+  it('refuses a simple (non-preflighted) POST without the CSRF header with a typed 403', async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }),
+    });
+    expect(res.status).toBe(403);
+    const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]?.extensions).toMatchObject({ code: 'CSRF_HEADER_REQUIRED', retryable: false });
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('lets a GET query through when it carries the CSRF header', async () => {
+    const url = `${stack.url}/graphql?query=${encodeURIComponent('{ contribuyente(ruc: "20100123453") { ruc } }')}`;
+    const refused = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' } });
+    expect(refused.status).toBe(403);
+    const ok = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json', 'x-graphql-yoga-csrf': '1' } });
+    expect(((await ok.json()) as { data: unknown }).data).toEqual({ contribuyente: { ruc: '20100123453' } });
+  });
+
+  it('answers CORS preflights for any origin by default, without credentials', async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.pe',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(res.status).toBeLessThan(300);
+    expect(res.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example\.pe)$/);
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    expect(res.headers.get('access-control-allow-credentials')).not.toBe('true');
+  });
+});
+
+describe('CORS_ORIGINS and production', () => {
+  let prod: Stack;
+  beforeAll(async () => {
+    prod = await startStack({ env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.pe, https://bff.example.pe' } });
+  });
+  afterAll(() => prod.close());
+
+  it('allows only the listed origins', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${prod.url}/graphql`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+    expect((await preflight('https://bff.example.pe')).headers.get('access-control-allow-origin')).toBe('https://bff.example.pe');
+    expect((await preflight('https://evil.example.com')).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('hides field suggestions in production', async () => {
+    const { body } = await prod.gql('{ contribuyente(ruc: "20100123453") { nombreORazonSocia } }');
+    expect(codes(body)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(body.errors?.[0]?.message).not.toContain('Did you mean');
+    const dev = await stack.gql('{ contribuyente(ruc: "20100123453") { nombreORazonSocia } }');
+    expect(dev.body.errors?.[0]?.message).toContain('Did you mean');
+  });
+});
