@@ -1,7 +1,10 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 
-/** Paths the logger itself censors, wherever a caller puts them. */
+/**
+ * Paths the logger itself censors. The gateway never hands it headers, variables or
+ * bodies; this is the second line, for whatever a future log call might pass.
+ */
 export const REDACT_PATHS = [
   'authorization',
   'token',
@@ -15,6 +18,8 @@ export const REDACT_PATHS = [
   '*.clave',
   'clave_usuario',
   '*.clave_usuario',
+  'variables.credencialesSol',
+  '*.variables.credencialesSol',
 ];
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {

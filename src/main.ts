@@ -67,7 +67,12 @@ async function main() {
     const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
     if (!drained) logger.warn({ inFlight: inFlight.size }, 'shutdown deadline passed; closing the remaining connections');
     server.closeAllConnections();
-    await app.dispose(); // closes the upstream pools
+    if (drained) {
+      await app.dispose(); // closes the upstream pools once their calls are done (none are)
+    } else {
+      // Past the deadline the callers are gone; do not wait on their upstream calls too.
+      void app.dispose();
+    }
     await sandbox?.close();
     logger.info('stopped');
     process.exit(0);

@@ -66,7 +66,10 @@ const STATE_NAMES: Record<CircuitState, BreakerState> = {
   [CircuitState.Isolated]: 'open',
 };
 
-const isRetryable = (error: unknown) => error instanceof UpstreamUnavailableError && error.reason !== 'breaker_open';
+/** The origin answered badly or not at all (not merely refused by its open breaker): counts toward the breaker. */
+const isOriginFailure = (error: unknown) => error instanceof UpstreamUnavailableError && error.reason !== 'breaker_open';
+/** Worth another try: the origin is unwell and did not say `retryable: false` itself. */
+const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).upstreamRetryable !== false;
 
 /**
  * The REST client: the five operations over one primary origin and an optional fallback.
@@ -97,7 +100,7 @@ export class UpstreamClient {
     const route = (name: Route['name'], baseUrl: string): Route => {
       const origin = new Origin({ baseUrl, connections: options.connections, maxResponseBytes: options.maxResponseBytes });
       // Only failures that say the origin is unwell count; a 4xx is the caller's, not the origin's.
-      const breaker = circuitBreaker(handleWhen(isRetryable), { halfOpenAfter: cooldown, breaker: new ConsecutiveBreaker(threshold) });
+      const breaker = circuitBreaker(handleWhen(isOriginFailure), { halfOpenAfter: cooldown, breaker: new ConsecutiveBreaker(threshold) });
       breaker.onStateChange((state) => options.onBreakerChange?.({ origin: name, url: origin.url, state: STATE_NAMES[state] }));
       return { name, origin, breaker };
     };
@@ -169,6 +172,7 @@ export class UpstreamClient {
           );
         } catch (error) {
           // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
+          // An open breaker counts too: that is when the fallback matters most.
           if (!(error instanceof UpstreamUnavailableError)) throw error;
           lastError = error;
         }

@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+
+/** The gateway as `npm start` runs it, against a sandbox of the test's own. */
+async function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+const slowQuery = (url: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
+  });
+
+let sandbox: Sandbox;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  sandbox = await startSandbox({ slowMs: 1200 });
+});
+afterAll(() => sandbox.close());
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+describe('graceful shutdown', () => {
+  it('on SIGTERM stops accepting, lets the operation in flight finish, and exits 0', async () => {
+    const gw = await startGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '5000' });
+    children.push(gw.child);
+    const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
+    const inFlight = slowQuery(gw.url);
+    await new Promise((r) => setTimeout(r, 300));
+    gw.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+
+    // New connections are refused while the slow answer is still on its way.
+    await expect(
+      fetch(gw.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' }),
+    ).rejects.toThrow();
+
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ data: { contribuyente: { nombreORazonSocial: 'EMPRESA DE RESPUESTA LENTA S.A.C.' } } });
+    expect(await exited).toBe(0);
+    expect(gw.output()).toContain('shutting down');
+    expect(gw.output()).toContain('"msg":"stopped"');
+  });
+
+  it('on SIGINT with an answer slower than SHUTDOWN_TIMEOUT_MS, gives up at the deadline and still exits 0', async () => {
+    const gw = await startGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '200' });
+    children.push(gw.child);
+    const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
+    const inFlight = slowQuery(gw.url).catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 200));
+    const signalled = Date.now();
+    gw.child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(1100);
+    expect(await inFlight).toBeInstanceOf(Error);
+    expect(gw.output()).toContain('shutdown deadline passed');
+  });
+});
