@@ -1,7 +1,8 @@
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { DEFAULT_TOKENS, TRIGGERS } from './sandbox/data.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
@@ -44,7 +45,7 @@ async function main() {
   }
 
   const app = createApp(config, { logger, ...(sandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
-  const server = createServer(app);
+  const server = createHttpServer(app);
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);

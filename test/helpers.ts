@@ -1,10 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type GraphQLFormattedError } from 'graphql';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { createHttpServer } from '../src/http-server.js';
 import { createLogger } from '../src/logger.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
 
@@ -56,7 +57,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   });
   const app = createApp(config, { logger: createLogger(config, sink) });
-  const server = await listen(createServer(app));
+  const server = await listen(createHttpServer(app));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {

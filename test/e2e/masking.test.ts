@@ -1,9 +1,9 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { createHttpServer } from '../../src/http-server.js';
 import { createLogger } from '../../src/logger.js';
 import { UpstreamClient } from '../../src/upstream/client.js';
 import type { RucRecord } from '../../src/upstream/schemas.js';
@@ -25,7 +25,7 @@ async function serve(nodeEnv: 'production' | 'development') {
   const logs: string[] = [];
   const logger = createLogger(config, new Writable({ write: (c, _e, done) => (logs.push(String(c)), done()) }));
   const app = createApp(config, { logger, upstream: new BuggyClient({ baseUrl: config.upstreamUrl! }) });
-  const server = createServer(app);
+  const server = createHttpServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(async () => {
     server.close();
