@@ -65,34 +65,130 @@ const CASES: [string, () => Promise<Raw>][] = [
   ['no query at all', () => post('{}')],
   ['an unknown operationName', () => post(JSON.stringify({ query: 'query A { __typename }', operationName: 'B' }))],
   ['text/xml content type', () => post('<query>{ __typename }</query>', { ...JSON_HEADERS, 'content-type': 'text/xml' })],
-  ['text/plain content type (no CSRF header)', () => post(JSON.stringify({ query: '{ __typename }' }), { ...JSON_HEADERS, 'content-type': 'text/plain' })],
-  ['form-encoded content type', () => post('query=%7B__typename%7D', { ...JSON_HEADERS, 'content-type': 'application/x-www-form-urlencoded' })],
-  ['GET with a body and no query string', () => raw('GET', '/graphql', { ...JSON_HEADERS, accept: 'application/json' }, JSON.stringify({ query: '{ __typename }' }))],
-  ['GET of a mutation', () => raw('GET', `/graphql?query=${encodeURIComponent('mutation { validarComprobantesTexto(comprobantes: ["x"]) { cantidadDeComprobantes } }')}`, { ...JSON_HEADERS, accept: 'application/json', 'x-graphql-yoga-csrf': '1' })],
+  [
+    'text/plain content type (no CSRF header)',
+    () => post(JSON.stringify({ query: '{ __typename }' }), { ...JSON_HEADERS, 'content-type': 'text/plain' }),
+  ],
+  [
+    'form-encoded content type',
+    () => post('query=%7B__typename%7D', { ...JSON_HEADERS, 'content-type': 'application/x-www-form-urlencoded' }),
+  ],
+  [
+    'GET with a body and no query string',
+    () => raw('GET', '/graphql', { ...JSON_HEADERS, accept: 'application/json' }, JSON.stringify({ query: '{ __typename }' })),
+  ],
+  [
+    'GET of a mutation',
+    () =>
+      raw(
+        'GET',
+        `/graphql?query=${encodeURIComponent('mutation { validarComprobantesTexto(comprobantes: ["x"]) { cantidadDeComprobantes } }')}`,
+        { ...JSON_HEADERS, accept: 'application/json', 'x-graphql-yoga-csrf': '1' },
+      ),
+  ],
   ['PUT', () => raw('PUT', '/graphql', JSON_HEADERS, JSON.stringify({ query: '{ __typename }' }))],
   ['DELETE', () => raw('DELETE', '/graphql', JSON_HEADERS)],
   ['an unknown path', () => raw('POST', '/graphql/../../etc/passwd', JSON_HEADERS, '{}')],
   ['a 90 kB RUC', () => post(JSON.stringify({ query: `{ contribuyente(ruc: "${'1'.repeat(90_000)}") { ruc } }` }))],
-  ['a 90 kB licence number in a variable', () => post(JSON.stringify({ query: 'query($n: String!) { licencia(numLicencia: $n) { nombres } }', variables: { n: 'Q'.repeat(90_000) } }))],
+  [
+    'a 90 kB licence number in a variable',
+    () =>
+      post(JSON.stringify({ query: 'query($n: String!) { licencia(numLicencia: $n) { nombres } }', variables: { n: 'Q'.repeat(90_000) } })),
+  ],
   ['a body over the size limit', () => post(JSON.stringify({ query: '{ __typename }', variables: { x: 'x'.repeat(200_000) } }))],
   ['a lying Content-Length', () => raw('POST', '/graphql', { ...JSON_HEADERS, 'content-length': '-5' })],
-  ['deeply nested list literals', () => post(JSON.stringify({ query: `{ contribuyentes(rucs: ${'['.repeat(500)}"20100123453"${']'.repeat(500)}) { ruc } }` }))],
-  ['deeply nested JSON variables', () => post(`{"query":"query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }","variables":{"r":${'['.repeat(5000)}${']'.repeat(5000)}}}`)],
-  ['deep introspection nesting', () => post(JSON.stringify({ query: `{ __type(name: "Query") { ${'ofType { '.repeat(1500)}name${' }'.repeat(1500)} } }` }))],
-  ['10,000 aliases', () => post(JSON.stringify({ query: `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: __typename`).join(' ')} }` }))],
-  ['10,000 aliases of a lookup', () => post(JSON.stringify({ query: `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: contribuyente(ruc: "20100123453") { ruc }`).join(' ')} }` }))],
-  ['invalid UTF-8 inside a string', () => post(Buffer.concat([Buffer.from('{"query":"{ contribuyente(ruc: \\"2010'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('\\") { ruc } }"}')]))],
-  ['invalid UTF-8 outside strings', () => post(Buffer.concat([Buffer.from('{"query":'), Buffer.from([0xc0, 0x80, 0xff]), Buffer.from('}')]))],
+  [
+    'deeply nested list literals',
+    () => post(JSON.stringify({ query: `{ contribuyentes(rucs: ${'['.repeat(500)}"20100123453"${']'.repeat(500)}) { ruc } }` })),
+  ],
+  [
+    'deeply nested JSON variables',
+    () =>
+      post(
+        `{"query":"query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }","variables":{"r":${'['.repeat(5000)}${']'.repeat(5000)}}}`,
+      ),
+  ],
+  [
+    'deep introspection nesting',
+    () => post(JSON.stringify({ query: `{ __type(name: "Query") { ${'ofType { '.repeat(1500)}name${' }'.repeat(1500)} } }` })),
+  ],
+  [
+    '10,000 aliases',
+    () => post(JSON.stringify({ query: `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: __typename`).join(' ')} }` })),
+  ],
+  [
+    '10,000 aliases of a lookup',
+    () =>
+      post(
+        JSON.stringify({
+          query: `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: contribuyente(ruc: "20100123453") { ruc }`).join(' ')} }`,
+        }),
+      ),
+  ],
+  [
+    'invalid UTF-8 inside a string',
+    () =>
+      post(
+        Buffer.concat([
+          Buffer.from('{"query":"{ contribuyente(ruc: \\"2010'),
+          Buffer.from([0xff, 0xfe, 0xc3]),
+          Buffer.from('\\") { ruc } }"}'),
+        ]),
+      ),
+  ],
+  [
+    'invalid UTF-8 outside strings',
+    () => post(Buffer.concat([Buffer.from('{"query":'), Buffer.from([0xc0, 0x80, 0xff]), Buffer.from('}')])),
+  ],
   ['NUL bytes in the query', () => post(JSON.stringify({ query: '{ contribuyente(ruc: "\u0000\u0000") { ruc } }' }))],
   ['unknown fields', () => post(JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc password } usuarios { id } }' }))],
   ['an unknown argument', () => post(JSON.stringify({ query: '{ contribuyente(ruc: "20100123453", limit: 1000) { ruc } }' }))],
-  ['variables of the wrong type', () => post(JSON.stringify({ query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }', variables: { r: { ruc: 1 } } }))],
-  ['a null for a non-null variable', () => post(JSON.stringify({ query: 'query($r: String!) { contribuyente(ruc: $r) { ruc } }', variables: { r: null } }))],
-  ['an oversized variable list (5,000 RUCs)', () => post(JSON.stringify({ query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }', variables: { r: Array.from({ length: 5000 }, () => '20100123453') } }))],
-  ['an oversized receipt list (1,000 lines)', () => post(JSON.stringify({ query: 'mutation($c: [String!]!) { validarComprobantesTexto(comprobantes: $c) { cantidadDeComprobantes } }', variables: { c: Array.from({ length: 1000 }, () => '20100123453|01|F001|1|2026-10-01|1.00') } }))],
+  [
+    'variables of the wrong type',
+    () => post(JSON.stringify({ query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }', variables: { r: { ruc: 1 } } })),
+  ],
+  [
+    'a null for a non-null variable',
+    () => post(JSON.stringify({ query: 'query($r: String!) { contribuyente(ruc: $r) { ruc } }', variables: { r: null } })),
+  ],
+  [
+    'an oversized variable list (5,000 RUCs)',
+    () =>
+      post(
+        JSON.stringify({
+          query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }',
+          variables: { r: Array.from({ length: 5000 }, () => '20100123453') },
+        }),
+      ),
+  ],
+  [
+    'an oversized receipt list (1,000 lines)',
+    () =>
+      post(
+        JSON.stringify({
+          query: 'mutation($c: [String!]!) { validarComprobantesTexto(comprobantes: $c) { cantidadDeComprobantes } }',
+          variables: { c: Array.from({ length: 1000 }, () => '20100123453|01|F001|1|2026-10-01|1.00') },
+        }),
+      ),
+  ],
   ['a subscription', () => post(JSON.stringify({ query: 'subscription { contribuyente(ruc: "20100123453") { ruc } }' }))],
-  ['__proto__ pollution in variables', () => post('{"query":"query($r: String!) { contribuyente(ruc: $r) { ruc } }","variables":{"__proto__":{"r":"20100123453"},"constructor":{"prototype":{"x":1}}}}')],
-  ['a header with a 10 kB token', () => raw('POST', '/graphql', { ...JSON_HEADERS, authorization: `Bearer ${'t'.repeat(10_000)}` }, JSON.stringify({ query: '{ contribuyente(ruc: "123") { ruc } }' }))],
+  [
+    '__proto__ pollution in variables',
+    () =>
+      post(
+        '{"query":"query($r: String!) { contribuyente(ruc: $r) { ruc } }","variables":{"__proto__":{"r":"20100123453"},"constructor":{"prototype":{"x":1}}}}',
+      ),
+  ],
+  [
+    'a header with a 10 kB token',
+    () =>
+      raw(
+        'POST',
+        '/graphql',
+        { ...JSON_HEADERS, authorization: `Bearer ${'t'.repeat(10_000)}` },
+        JSON.stringify({ query: '{ contribuyente(ruc: "123") { ruc } }' }),
+      ),
+  ],
 ];
 
 describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang or an upstream call', () => {
@@ -109,10 +205,13 @@ describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang
     const url = new URL(stack.url);
     const send = (body: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = request({ host: url.hostname, port: url.port, method: 'POST', path: '/graphql', agent, headers: JSON_HEADERS, timeout: 3000 }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = request(
+          { host: url.hostname, port: url.port, method: 'POST', path: '/graphql', agent, headers: JSON_HEADERS, timeout: 3000 },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('timeout', () => req.destroy(new Error('hang')));
         req.on('error', reject);
         // write() then end(): chunked, no Content-Length, so the limit is found while reading.
