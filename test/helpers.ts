@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -115,3 +116,41 @@ export const RECEIPT = {
   fechaDeEmision: '2026-10-01',
   total: '1180.00',
 };
+
+/** The same receipt as the upstream takes it (snake_case). */
+export const RECEIPT_BODY = {
+  ruc_emisor: '20100123453',
+  codigo_tipo_documento: '01',
+  serie_documento: 'F001',
+  numero_documento: '1532',
+  fecha_de_emision: '2026-10-01',
+  total: '1180.00',
+};
+
+export interface SpawnedGateway {
+  child: ChildProcess;
+  /** The GraphQL URL the gateway logged when ready. */
+  url: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+/** `src/main.ts` in its own process, as `npm start` runs it, on 127.0.0.1 and a free port. */
+export async function spawnGateway(env: Record<string, string> = {}): Promise<SpawnedGateway> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  return { child, url, output: () => output };
+}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LICENCES, TAXPAYERS } from '../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { RECEIPT_BODY } from './helpers.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -14,15 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 beforeEach(() => sandbox.reset());
-
-const RECEIPT_BODY = {
-  ruc_emisor: '20100123453',
-  codigo_tipo_documento: '01',
-  serie_documento: 'F001',
-  numero_documento: '1',
-  fecha_de_emision: '2026-10-01',
-  total: '1.00',
-};
 
 async function post(path: string, body: unknown, token?: string) {
   const res = await fetch(sandbox.url + path, {

@@ -9,7 +9,7 @@ import {
   MSG_MAX_COMPROBANTES,
 } from '../src/validation.js';
 import { TAXPAYERS, TRIGGERS } from '../src/sandbox/data.js';
-import { RECEIPT } from './helpers.js';
+import { RECEIPT, RECEIPT_BODY } from './helpers.js';
 
 describe('RUC rule', () => {
   it('accepts published RUCs whose check digit is known to be right', () => {
@@ -51,16 +51,7 @@ describe('receipts', () => {
     const result = checkComprobantes([{ ...RECEIPT, serieDocumento: ' F001 ' }]);
     expect(result).toEqual({
       ok: true,
-      value: [
-        {
-          ruc_emisor: '20100123453',
-          codigo_tipo_documento: '01',
-          serie_documento: 'F001',
-          numero_documento: '1532',
-          fecha_de_emision: '2026-10-01',
-          total: '1180.00',
-        },
-      ],
+      value: [RECEIPT_BODY],
     });
   });
 

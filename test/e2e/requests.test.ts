@@ -6,7 +6,7 @@ import {
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
 } from '../../operations/generated.js';
-import { RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
+import { RECEIPT, RECEIPT_BODY, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -54,24 +54,7 @@ describe('the exact upstream request of each operation', () => {
       path: '/validacion-multiple-cpe',
       headers: SPEC_HEADERS,
       body: {
-        comprobantes: [
-          {
-            ruc_emisor: '20100123453',
-            codigo_tipo_documento: '01',
-            serie_documento: 'F001',
-            numero_documento: '1532',
-            fecha_de_emision: '2026-10-01',
-            total: '1180.00',
-          },
-          {
-            ruc_emisor: '20100123453',
-            codigo_tipo_documento: '03',
-            serie_documento: 'B001',
-            numero_documento: '1532',
-            fecha_de_emision: '2026-10-01',
-            total: '1180.00',
-          },
-        ],
+        comprobantes: [RECEIPT_BODY, { ...RECEIPT_BODY, codigo_tipo_documento: '03', serie_documento: 'B001' }],
       },
     });
   });

@@ -1,27 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-
-/** The gateway as `npm start` runs it, against a sandbox of the test's own. */
-async function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
-  });
-  return { child, url, output: () => output };
-}
+import { spawnGateway } from '../helpers.js';
 
 const slowQuery = (url: string) =>
   fetch(url, {
@@ -42,7 +23,7 @@ afterEach(() => {
 
 describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, lets the operation in flight finish, and exits 0', async () => {
-    const gw = await startGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '5000' });
+    const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '5000' });
     children.push(gw.child);
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
     const inFlight = slowQuery(gw.url);
@@ -64,7 +45,7 @@ describe('graceful shutdown', () => {
   });
 
   it('on SIGINT with an answer slower than SHUTDOWN_TIMEOUT_MS, gives up at the deadline and still exits 0', async () => {
-    const gw = await startGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '200' });
+    const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '200' });
     children.push(gw.child);
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
     const inFlight = slowQuery(gw.url).catch((error: unknown) => error);

@@ -1,32 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EjemploDocument } from '../../operations/generated.js';
-import { print } from 'graphql';
+import { spawnGateway, type SpawnedGateway } from '../helpers.js';
 
 /** `npm start` as a newcomer runs it: no configuration, so the built-in sandbox. */
-let child: ChildProcess;
+let gateway: SpawnedGateway;
+let child: SpawnedGateway['child'];
 let output = '';
 let url = '';
 
 beforeAll(async () => {
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
-      if (match) {
-        url = match[1]!;
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
-  });
-  await ready;
+  gateway = await spawnGateway();
+  ({ child, url } = gateway);
+  output = gateway.output();
 });
 
 afterAll(() => {
