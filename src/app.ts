@@ -7,6 +7,9 @@ import { maskError, rootCause, useErrorContract } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
 import { useRequestLog } from './request-log.js';
+import { RedisStore } from './cache/redis-store.js';
+import { MemoryStore, type CacheStore } from './cache/store.js';
+import { Lookups } from './lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
 import { UpstreamError } from './upstream/errors.js';
@@ -43,12 +46,20 @@ export function createApp(config: Config, options: AppOptions): App {
       onBreakerChange: (change) =>
         (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`),
     });
+  const store = createStore(config, logger);
+  const lookups = new Lookups(upstream, {
+    store,
+    ttlMs: config.cache.ttlMs,
+    notFoundTtlMs: config.cache.notFoundTtlMs,
+    keySecret: config.cache.keySecret,
+    sharedKeys: store?.kind === 'redis',
+  });
   const production = config.nodeEnv === 'production';
   const graphqlEndpoint = '/graphql';
 
   return createYoga<Record<string, never>, Context>({
     schema,
-    context: createContextFactory(upstream, config.upstreamConcurrency, logger),
+    context: createContextFactory(upstream, lookups, config.upstreamConcurrency, logger),
     graphqlEndpoint,
     landingPage: false,
     // One operation per request: a batch of N would multiply every per-operation limit by N.
@@ -103,9 +114,25 @@ export function createApp(config: Config, options: AppOptions): App {
       // 6. graphql-js executes: it keeps response keys in selection order (the spec's
       //    serialized map ordering); Yoga's default executor orders them by resolution time.
       useGraphQLJsExecute(),
-      // 7. Close the upstream pools with the app.
-      { onDispose: () => upstream.close() },
+      // 7. Close the upstream pools and the cache store with the app.
+      { onDispose: () => Promise.all([upstream.close(), store?.close()]).then(() => undefined) },
     ],
+  });
+}
+
+/** The lookup cache's store: none with CACHE=off, Redis with REDIS_URL, else an in-memory LRU. */
+function createStore(config: Config, logger: Logger): CacheStore | undefined {
+  if (!config.cache.enabled) return undefined;
+  if (!config.cache.redisUrl) return new MemoryStore({ maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes });
+  if (!config.cache.keySecret) {
+    logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
+  }
+  return new RedisStore({
+    url: config.cache.redisUrl,
+    onStateChange: (state, error) =>
+      state === 'up'
+        ? logger.info({ cache: 'redis' }, 'cache store up')
+        : logger.warn({ cache: 'redis', error: error?.message }, 'cache store down: lookups go to the upstream until it is back'),
   });
 }
 

@@ -1,8 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int().min(1).max(600_000);
 const count = z.coerce.number().int().min(0);
+const millisLong = z.coerce.number().int().min(1).max(30 * 24 * 3600_000);
 
 const EnvSchema = z
   .object({
@@ -45,6 +47,26 @@ const EnvSchema = z
     MAX_OPERATION_COST: count.min(1).default(100),
     /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
     CORS_ORIGINS: z.string().default('*'),
+    /** `off` turns the lookup cache (and sharing of calls across requests) off. @default 'on' */
+    CACHE: z.enum(['on', 'off']).default('on'),
+    /** @default 21600000 (6 h) */
+    CACHE_TTL_RUC_MS: millisLong.default(6 * 3600_000),
+    /** @default 21600000 (6 h) */
+    CACHE_TTL_RUC_SUNAT_MS: millisLong.default(6 * 3600_000),
+    /** @default 86400000 (24 h) */
+    CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
+    /** @default 600000 (10 min) */
+    CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
+    /** @default 10000 */
+    CACHE_MAX_ENTRIES: count.min(1).default(10_000),
+    /** @default 52428800 (50 MiB) */
+    CACHE_MAX_BYTES: count.min(1024).default(50 * 1024 * 1024),
+    /** Shared cache for every instance. @default unset (an in-memory LRU per process) */
+    REDIS_URL: z.url({ protocol: /^rediss?$/, message: 'REDIS_URL debe ser redis:// o rediss://' }).optional(),
+    /** Secret of the HMAC that stands for the token in cache keys. @default unset */
+    CACHE_KEY_SECRET: z.string().min(16, 'CACHE_KEY_SECRET debe tener al menos 16 caracteres').optional(),
+    /** Processes sharing the port (node:cluster). @default one per core */
+    WORKERS: count.min(1).max(64).optional(),
     /** How long shutdown waits for operations in flight. @default 10000 */
     SHUTDOWN_TIMEOUT_MS: millis.default(10_000),
     /** @default 'info' */
@@ -85,6 +107,17 @@ export interface Config {
   };
   /** `'*'` or the list of allowed origins. */
   readonly corsOrigins: '*' | readonly string[];
+  readonly cache: {
+    readonly enabled: boolean;
+    readonly ttlMs: { readonly ruc: number; readonly rucSunat: number; readonly licencia: number };
+    readonly notFoundTtlMs: number;
+    readonly maxEntries: number;
+    readonly maxBytes: number;
+    readonly redisUrl: string | undefined;
+    readonly keySecret: string | undefined;
+  };
+  /** Processes to run; 1 means no cluster. */
+  readonly workers: number;
   readonly shutdownTimeoutMs: number;
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   readonly nodeEnv: 'development' | 'production' | 'test' | undefined;
@@ -125,6 +158,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxOperationCost: e.MAX_OPERATION_COST,
     }),
     corsOrigins: parseOrigins(e.CORS_ORIGINS),
+    cache: Object.freeze({
+      enabled: e.CACHE === 'on',
+      ttlMs: Object.freeze({ ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS }),
+      notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
+      maxEntries: e.CACHE_MAX_ENTRIES,
+      maxBytes: e.CACHE_MAX_BYTES,
+      redisUrl: e.REDIS_URL,
+      keySecret: e.CACHE_KEY_SECRET,
+    }),
+    workers: e.WORKERS ?? availableParallelism(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     nodeEnv: e.NODE_ENV,

@@ -3,14 +3,15 @@ import type { Logger } from 'pino';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { RequestState } from './request-state.js';
 import { requestState } from './request-state.js';
-import type { CallContext, UpstreamClient } from './upstream/client.js';
+import type { LookupContext, Lookups } from './lookups.js';
+import type { UpstreamClient } from './upstream/client.js';
 
 export interface Context {
   /** The caller's bearer token, exactly as sent; undefined when the request has none. */
   readonly token: string | undefined;
   readonly upstream: UpstreamClient;
-  /** Token plus this request's call observer, handed to every upstream call. */
-  readonly call: CallContext;
+  /** Token, cache key and this request's observers, handed to every upstream call. */
+  readonly call: LookupContext;
   readonly loaders: Loaders;
   /** What this request did (calls, cost), for its log line and its `extensions`. */
   readonly state: RequestState;
@@ -23,17 +24,26 @@ export function bearerToken(header: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-export function createContextFactory(upstream: UpstreamClient, concurrency: number, logger: Logger) {
+export function createContextFactory(upstream: UpstreamClient, lookups: Lookups, concurrency: number, logger: Logger) {
   return ({ request }: YogaInitialContext): Context => {
     const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
-    const call: CallContext = {
+    const call: LookupContext = {
       token,
+      tokenKey: lookups.tokenKey(token),
+      noCache: wantsNoCache(request.headers),
+      onShared: () => state.cacheHits++,
       observe: (info) => {
         state.upstreamCalls.push(info);
         logger.debug({ reqId: state.id, upstream: info }, 'upstream call');
       },
     };
-    return { token, upstream, call, loaders: createLoaders(upstream, call, concurrency), state };
+    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state };
   };
+}
+
+/** `Cache-Control: no-cache` (or the older `Pragma: no-cache`): read nothing cached, refresh it. */
+function wantsNoCache(headers: Headers): boolean {
+  const cacheControl = headers.get('cache-control')?.toLowerCase() ?? '';
+  return /(^|,)\s*no-cache\s*(,|$)/.test(cacheControl) || headers.get('pragma')?.toLowerCase() === 'no-cache';
 }

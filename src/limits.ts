@@ -9,7 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { estimateCost } from './cost.js';
 import { gatewayError, type ErrorCode } from './errors.js';
-import { requestState } from './request-state.js';
+import { requestState, spent } from './request-state.js';
 
 /** Header a browser must add to a "simple" (non-preflighted) request; JSON POSTs need none. */
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
@@ -73,10 +73,9 @@ function useCostLimit(max: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const request = (args.contextValue as { request?: Request }).request;
+      const state = request ? requestState(request) : undefined;
       const estimated = estimateCost(args.document, args.operationName, args.variableValues);
-      if (request) requestState(request).estimatedCost = estimated;
-      // The bound the operation was checked against, for every client to see.
-      const cost = { estimated, limit: max };
+      if (state) state.estimatedCost = estimated;
       if (estimated > max) {
         setResultAndStopExecution({
           errors: [
@@ -86,12 +85,14 @@ function useCostLimit(max: number): Plugin {
               { extensions: { cost: estimated, limit: max } },
             ),
           ],
-          extensions: { cost },
+          extensions: { cost: { estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0 } },
         });
         return;
       }
       return {
         onExecuteDone({ result, setResult }) {
+          // The bound the operation was checked against, and what it really spent.
+          const cost = { estimated, limit: max, ...(state ? spent(state) : {}) };
           if (!(Symbol.asyncIterator in result)) setResult({ ...result, extensions: { ...result.extensions, cost } });
         },
       };

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import pLimit from 'p-limit';
-import type { CallContext, UpstreamClient } from './upstream/client.js';
+import type { LookupContext, Lookups } from './lookups.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
 
 export interface Loaders {
@@ -15,12 +15,13 @@ export interface Loaders {
 /**
  * Fresh loaders for one request: their caches hold the caller's answers, so they
  * must never outlive the request or serve another token. Keys arrive validated and trimmed.
- * `call` carries the token and this request's call observer.
+ * `call` carries the token, its cache key, `no-cache`, and this request's observers.
+ * Below the loaders, `Lookups` shares answers across requests (cache and calls in flight).
  *
  * The REST API has no batch lookup, so a batch becomes one call per key; `concurrency`
  * bounds how many of this request's calls are in flight at once, across all three loaders.
  */
-export function createLoaders(client: UpstreamClient, call: CallContext, concurrency: number): Loaders {
+export function createLoaders(lookups: Lookups, call: LookupContext, concurrency: number): Loaders {
   const limit = pLimit(concurrency);
   const loaderOf = <V>(fetchOne: (key: string) => Promise<V>) =>
     new DataLoader<string, V>(async (keys) => {
@@ -29,9 +30,9 @@ export function createLoaders(client: UpstreamClient, call: CallContext, concurr
       return settled.map((s) => (s.status === 'fulfilled' ? s.value : toError(s.reason)));
     });
   return {
-    ruc: loaderOf((ruc) => client.ruc(ruc, call)),
-    rucSunat: loaderOf((ruc) => client.rucSunat(ruc, call)),
-    licencia: loaderOf((num) => client.licencia(num, call)),
+    ruc: loaderOf((ruc) => lookups.ruc(ruc, call)),
+    rucSunat: loaderOf((ruc) => lookups.rucSunat(ruc, call)),
+    licencia: loaderOf((num) => lookups.licencia(num, call)),
   };
 }
 

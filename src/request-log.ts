@@ -1,7 +1,7 @@
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { requestState } from './request-state.js';
+import { requestState, spent } from './request-state.js';
 
 /**
  * One JSON line per GraphQL operation: request id, operation name, HTTP status, duration,
@@ -32,8 +32,8 @@ export function useRequestLog(logger: Logger, graphqlPath: string): Plugin {
           operation: state.operationName ?? null,
           status: response.status,
           durationMs: Math.round((performance.now() - state.startedAt) * 10) / 10,
-          upstreamCalls: state.upstreamCalls.length,
-          cost: state.estimatedCost,
+          ...spent(state),
+          estimatedCost: state.estimatedCost,
           errors: state.errorCodes,
         },
         'operation',

@@ -10,7 +10,18 @@ export interface RequestState {
   /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
   estimatedCost: number | undefined;
   readonly upstreamCalls: UpstreamCallInfo[];
+  /** Lookups answered from the cache or from another request's call in flight. */
+  cacheHits: number;
   errorCodes: string[];
+}
+
+/** What the operation really spent, for `extensions.cost` and the log line. */
+export function spent(state: RequestState): { queries: number; upstreamCalls: number; cacheHits: number } {
+  return {
+    queries: state.upstreamCalls.reduce((sum, call) => sum + call.queries, 0),
+    upstreamCalls: state.upstreamCalls.length,
+    cacheHits: state.cacheHits,
+  };
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -27,6 +38,7 @@ export function requestState(request: Request): RequestState {
       operationName: undefined,
       estimatedCost: undefined,
       upstreamCalls: [],
+      cacheHits: 0,
       errorCodes: [],
     };
     states.set(request, state);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -18,6 +19,16 @@ describe('loadConfig', () => {
       breakerCooldownMs: 10_000,
       limits: { maxDepth: 6, maxAliases: 20, maxTokens: 3000, maxDirectives: 10, maxBodyBytes: 102_400, maxOperationCost: 100 },
       corsOrigins: '*',
+      cache: {
+        enabled: true,
+        ttlMs: { ruc: 6 * 3600_000, rucSunat: 6 * 3600_000, licencia: 24 * 3600_000 },
+        notFoundTtlMs: 600_000,
+        maxEntries: 10_000,
+        maxBytes: 50 * 1024 * 1024,
+        redisUrl: undefined,
+        keySecret: undefined,
+      },
+      workers: availableParallelism(),
       shutdownTimeoutMs: 10_000,
       logLevel: 'info',
       nodeEnv: undefined,

@@ -110,22 +110,22 @@ export class UpstreamClient {
 
   /** POST /ruc: summary record. Costs 1 query. */
   ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
-    return this.#lookup('/ruc', { ruc }, RucRecordSchema, ctx);
+    return this.#lookup({ path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: 1 }, ctx);
   }
 
   /** POST /ruc-sunat: detailed record. Costs 1 query. */
   rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
-    return this.#lookup('/ruc-sunat', { ruc }, RucSunatRecordSchema, ctx);
+    return this.#lookup({ path: '/ruc-sunat', body: { ruc }, schema: RucSunatRecordSchema, cost: 1 }, ctx);
   }
 
   /** POST /licencia-conducir: licence holder. Costs 2 queries. */
   licencia(numLicencia: string, ctx: CallContext): Promise<LicenciaRecord> {
-    return this.#lookup('/licencia-conducir', { num_licencia: numLicencia }, LicenciaRecordSchema, ctx);
+    return this.#lookup({ path: '/licencia-conducir', body: { num_licencia: numLicencia }, schema: LicenciaRecordSchema, cost: 2 }, ctx);
   }
 
   /** POST /validacion-multiple-cpe: 1 query per receipt. */
   validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: CallContext): Promise<ValidacionRecord> {
-    return this.#batch('/validacion-multiple-cpe', { comprobantes }, ctx);
+    return this.#batch({ path: '/validacion-multiple-cpe', body: { comprobantes }, schema: ValidacionRecordSchema, cost: comprobantes.length }, ctx);
   }
 
   /** POST /validacion-multiple-cpe-v2: each receipt one `ruc|tipo|serie|numero|fecha|total` line. */
@@ -140,7 +140,7 @@ export class UpstreamClient {
       body['sol_usuario'] = credenciales.usuario;
       body['clave_usuario'] = credenciales.clave;
     }
-    return this.#batch('/validacion-multiple-cpe-v2', body, ctx);
+    return this.#batch({ path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: lineas.length }, ctx);
   }
 
   /** Breaker state of each origin, for readiness checks. */
@@ -153,23 +153,14 @@ export class UpstreamClient {
     await Promise.all(this.#routes.map((r) => r.origin.close()));
   }
 
-  async #lookup<S extends z.ZodType>(path: string, body: unknown, schema: S, ctx: CallContext): Promise<z.output<S>> {
-    const token = requireToken(path, ctx);
+  async #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: CallContext): Promise<z.output<S>> {
+    const token = requireToken(req.path, ctx);
     const deadline = AbortSignal.timeout(this.#deadlineMs);
     return withRetries({ retries: this.#retries, deadline, isRetryable }, async (attempt) => {
       let lastError: unknown;
       for (const route of this.#routes) {
         try {
-          return await this.#call(
-            route,
-            path,
-            body,
-            token,
-            schema,
-            ctx,
-            attempt,
-            AbortSignal.any([deadline, AbortSignal.timeout(this.#timeoutMs)]),
-          );
+          return await this.#call(route, req, token, ctx, attempt, AbortSignal.any([deadline, AbortSignal.timeout(this.#timeoutMs)]));
         } catch (error) {
           // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
           // An open breaker counts too: that is when the fallback matters most.
@@ -181,48 +172,58 @@ export class UpstreamClient {
     });
   }
 
-  async #batch(path: string, body: unknown, ctx: CallContext): Promise<ValidacionRecord> {
-    const token = requireToken(path, ctx);
-    return this.#call(this.#routes[0]!, path, body, token, ValidacionRecordSchema, ctx, 1, AbortSignal.timeout(this.#batchTimeoutMs));
+  async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
+    const token = requireToken(req.path, ctx);
+    return this.#call(this.#routes[0]!, req, token, ctx, 1, AbortSignal.timeout(this.#batchTimeoutMs));
   }
 
   async #call<S extends z.ZodType>(
     route: Route,
-    path: string,
-    body: unknown,
+    req: RestCall<S>,
     token: string,
-    schema: S,
     ctx: CallContext,
     attempt: number,
     signal: AbortSignal,
   ): Promise<z.output<S>> {
     const started = performance.now();
     const report = (status: number | undefined, error?: unknown) => {
+      // The spec bills a call per lookup (per receipt in a batch); we count those answered
+      // with a record or a 404, as the sandbox bills them. Refusals and failures cost nothing.
+      const billed = status !== undefined && ((status >= 200 && status < 300) || status === 404);
       const info: UpstreamCallInfo = {
-        path,
+        path: req.path,
         origin: route.name,
         attempt,
         status,
         durationMs: performance.now() - started,
         outcome: error ? 'error' : 'ok',
         ...(error ? { errorKind: isUpstreamError(error) ? error.kind : 'unknown' } : {}),
+        queries: billed ? req.cost : 0,
       };
       this.#onCall?.(info);
       ctx.observe?.(info);
     };
     try {
-      const record = await route.breaker.execute(() => route.origin.post(path, body, token, schema, { signal }));
+      const record = await route.breaker.execute(() => route.origin.post(req.path, req.body, token, req.schema, { signal }));
       report(200);
       return record;
     } catch (error) {
       if (error instanceof Error && 'isBrokenCircuitError' in error) {
         // Open (cooling down), or half-open with its one probe already out: refused without a call.
-        throw new UpstreamUnavailableError({ path, reason: 'breaker_open' });
+        throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
       }
       report(isUpstreamError(error) ? error.status : undefined, error);
       throw error;
     }
   }
+}
+
+/** One REST call: where, what, how to read the answer, and its plan cost. */
+interface RestCall<S extends z.ZodType> {
+  path: string;
+  body: unknown;
+  schema: S;
+  cost: number;
 }
 
 function requireToken(path: string, ctx: CallContext): string {

@@ -23,6 +23,8 @@ export interface UpstreamCallInfo {
   durationMs: number;
   outcome: 'ok' | 'error';
   errorKind?: string;
+  /** Plan queries this call spent: its cost when answered 2xx or 404, else 0. */
+  queries: number;
 }
 
 export interface PostOptions {

@@ -86,14 +86,15 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
   it('lets one full contribuyentes list of 100 RUCs through, and reports its cost', async () => {
     const { body } = await stack.gql(ContribuyentesDocument, { rucs: manyRucs(100) });
     expect(body.errors?.some((e) => e.extensions?.['code'] === 'COST_LIMIT_EXCEEDED')).toBeFalsy();
-    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100 });
+    // 14 found and 86 not found: the spec bills every answered lookup, 404 included.
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 100, cacheHits: 0 });
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(100);
   });
 
   it('lets one full batch of 100 receipts through', async () => {
     const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 100 }, () => RECEIPT) });
     expect(body.data?.validarComprobantes?.cantidadDeComprobantes).toBe(100);
-    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 1, cacheHits: 0 });
   });
 
   it('refuses 60 RUCs with their detalle (120 queries) before any call', async () => {
@@ -102,7 +103,7 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect(codes(body)).toEqual(['COST_LIMIT_EXCEEDED']);
     expect(body.errors?.[0]?.extensions).toMatchObject({ retryable: false, cost: 120, limit: 100 });
     expect(body.errors?.[0]?.message).toContain('120');
-    expect(body.extensions?.['cost']).toEqual({ estimated: 120, limit: 100 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 120, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0 });
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
@@ -113,9 +114,9 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
       c: licencia(numLicencia: "Q46779354") { nombres }
     }`);
     // 1 /ruc + 1 /ruc-sunat + 2 for the licence.
-    expect(body.extensions?.['cost']).toEqual({ estimated: 4, limit: 100 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0 });
     const bad = await stack.gql(`{ contribuyente(ruc: "123") { ruc } }`);
-    expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100 });
+    expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0 });
   });
 
   it('leaves a list over its own limit of 100 to INVALID_INPUT with the contract message', async () => {

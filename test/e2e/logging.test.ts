@@ -30,8 +30,10 @@ describe('structured logs', () => {
       operation: 'Mixta',
       status: 200,
       upstreamCalls: 3,
+      queries: 3,
+      cacheHits: 0,
+      estimatedCost: 3,
       errors: ['DOCUMENT_NOT_FOUND'],
-      cost: 3,
     });
     expect(typeof ops[0]!['durationMs']).toBe('number');
   });
