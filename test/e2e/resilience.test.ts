@@ -10,8 +10,9 @@ describe('retries of lookups', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({
-      env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '200' },
-      sandbox: { slowMs: 1000 },
+      // Time-out with room to spare for a loaded CI machine to get each attempt onto the wire.
+      env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '500' },
+      sandbox: { slowMs: 2500 },
     });
   });
   afterAll(() => stack.close());
