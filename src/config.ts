@@ -4,7 +4,11 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int().min(1).max(600_000);
 const count = z.coerce.number().int().min(0);
-const millisLong = z.coerce.number().int().min(1).max(30 * 24 * 3600_000);
+const millisLong = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(30 * 24 * 3600_000);
 
 const EnvSchema = z
   .object({

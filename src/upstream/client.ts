@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { MissingTokenError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
+import { timeoutSignal } from './timeout.js';
 import {
   LicenciaRecordSchema,
   RucRecordSchema,
@@ -125,7 +126,10 @@ export class UpstreamClient {
 
   /** POST /validacion-multiple-cpe: 1 query per receipt. */
   validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: CallContext): Promise<ValidacionRecord> {
-    return this.#batch({ path: '/validacion-multiple-cpe', body: { comprobantes }, schema: ValidacionRecordSchema, cost: comprobantes.length }, ctx);
+    return this.#batch(
+      { path: '/validacion-multiple-cpe', body: { comprobantes }, schema: ValidacionRecordSchema, cost: comprobantes.length },
+      ctx,
+    );
   }
 
   /** POST /validacion-multiple-cpe-v2: each receipt one `ruc|tipo|serie|numero|fecha|total` line. */
@@ -155,26 +159,30 @@ export class UpstreamClient {
 
   async #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: CallContext): Promise<z.output<S>> {
     const token = requireToken(req.path, ctx);
-    const deadline = AbortSignal.timeout(this.#deadlineMs);
-    return withRetries({ retries: this.#retries, deadline, isRetryable }, async (attempt) => {
-      let lastError: unknown;
-      for (const route of this.#routes) {
-        try {
-          return await this.#call(route, req, token, ctx, attempt, AbortSignal.any([deadline, AbortSignal.timeout(this.#timeoutMs)]));
-        } catch (error) {
-          // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
-          // An open breaker counts too: that is when the fallback matters most.
-          if (!(error instanceof UpstreamUnavailableError)) throw error;
-          lastError = error;
+    const deadline = timeoutSignal(this.#deadlineMs);
+    try {
+      return await withRetries({ retries: this.#retries, deadline: deadline.signal, isRetryable }, async (attempt) => {
+        let lastError: unknown;
+        for (const route of this.#routes) {
+          try {
+            return await this.#call(route, req, token, ctx, attempt, this.#timeoutMs, deadline.signal);
+          } catch (error) {
+            // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
+            // An open breaker counts too: that is when the fallback matters most.
+            if (!(error instanceof UpstreamUnavailableError)) throw error;
+            lastError = error;
+          }
         }
-      }
-      throw lastError;
-    });
+        throw lastError;
+      });
+    } finally {
+      deadline.clear();
+    }
   }
 
   async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
     const token = requireToken(req.path, ctx);
-    return this.#call(this.#routes[0]!, req, token, ctx, 1, AbortSignal.timeout(this.#batchTimeoutMs));
+    return this.#call(this.#routes[0]!, req, token, ctx, 1, this.#batchTimeoutMs);
   }
 
   async #call<S extends z.ZodType>(
@@ -183,7 +191,8 @@ export class UpstreamClient {
     token: string,
     ctx: CallContext,
     attempt: number,
-    signal: AbortSignal,
+    timeoutMs: number,
+    deadline?: AbortSignal,
   ): Promise<z.output<S>> {
     const started = performance.now();
     const report = (status: number | undefined, error?: unknown) => {
@@ -203,8 +212,11 @@ export class UpstreamClient {
       this.#onCall?.(info);
       ctx.observe?.(info);
     };
+    const timeout = timeoutSignal(timeoutMs, deadline);
     try {
-      const record = await route.breaker.execute(() => route.origin.post(req.path, req.body, token, req.schema, { signal }));
+      const record = await route.breaker.execute(() =>
+        route.origin.post(req.path, req.body, token, req.schema, { signal: timeout.signal }),
+      );
       report(200);
       return record;
     } catch (error) {
@@ -214,6 +226,8 @@ export class UpstreamClient {
       }
       report(isUpstreamError(error) ? error.status : undefined, error);
       throw error;
+    } finally {
+      timeout.clear();
     }
   }
 }

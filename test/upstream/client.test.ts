@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../../src/upstream/client.js';
 import { MissingTokenError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from '../../src/upstream/errors.js';
@@ -85,6 +87,26 @@ describe('the REST client alone (no GraphQL)', () => {
     expect(sandbox.calls).toHaveLength(5);
     // undici may open a second socket while the first is being released; never one per call.
     expect(new Set(sandbox.calls.map((c) => c.remotePort)).size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('time-outs under garbage collection', () => {
+  it('still fire when the heap is collected while the call waits', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const timed = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200, retries: 0 });
+    const started = Date.now();
+    const call = timed.ruc(TRIGGERS.slow.ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      gc();
+    }
+    const error = await call;
+    await timed.close();
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect((error as UpstreamUnavailableError).reason).toBe('timeout');
+    // The sandbox answers after 1000 ms; the 200 ms time-out must have ended the wait.
+    expect(Date.now() - started).toBeLessThan(800);
   });
 });
 
