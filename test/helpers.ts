@@ -36,6 +36,8 @@ export interface Stack {
 
 export interface StackOptions {
   sandbox?: SandboxOptions;
+  /** A running sandbox to use (and leave running) instead of starting one: two gateways, one upstream. */
+  sharedSandbox?: Sandbox;
   /** Environment for loadConfig; UPSTREAM_URL defaults to the sandbox's URL. */
   env?: Record<string, string>;
   /** Appended to the sandbox URL to form UPSTREAM_URL (e.g. '/api'). */
@@ -44,7 +46,7 @@ export interface StackOptions {
 
 /** Sandbox + gateway, each a real HTTP server on 127.0.0.1, port 0. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const sandbox = await startSandbox({ slowMs: 1500, ...options.sandbox });
+  const sandbox = options.sharedSandbox ?? (await startSandbox({ slowMs: 1500, ...options.sandbox }));
   const config = loadConfig({
     UPSTREAM_URL: sandbox.url + (options.upstreamPath ?? ''),
     LOG_LEVEL: 'debug',
@@ -86,7 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await app.dispose();
-      await sandbox.close();
+      if (!options.sharedSandbox) await sandbox.close();
     },
   };
 }
@@ -155,4 +157,55 @@ export async function spawnGateway(env: Record<string, string> = {}): Promise<Sp
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
   });
   return { child, url, output: () => output };
+}
+
+/** A free TCP port on 127.0.0.1 (for servers that cannot take port 0, like redis-server). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** Stops the server (SIGKILL: an outage, not a shutdown). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>;
+}
+
+/** A real redis-server of the test's own on a loopback port, no persistence. */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      proc.once('error', (error) =>
+        reject(new Error(`redis-server could not start (${error.message}); install it: apt-get install redis-server (.ci/run does)`)),
+      );
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk;
+        if (output.includes('Ready to accept connections')) resolve();
+      });
+      proc.once('exit', (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
+    });
+  };
+  const stop = async () => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, port, stop, start };
 }

@@ -1,0 +1,152 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { MemoryStore } from '../../src/cache/store.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { RECEIPT, startStack, type Stack } from '../helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const cost = (body: { extensions?: Record<string, unknown> }) => body.extensions?.['cost'] as Record<string, number>;
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({
+    env: { CACHE: 'on', UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000', CACHE_TTL_RUC_MS: '600', CACHE_TTL_NOT_FOUND_MS: '300' },
+  });
+});
+afterAll(() => stack.close());
+afterEach(async () => {
+  stack.sandbox.reset();
+  stack.sandbox.setFaults({});
+  await sleep(650); // every entry of the previous test has expired
+});
+
+describe('cache of lookup answers (embedded LRU)', () => {
+  it('answers the same lookup and token from the cache: one upstream call, and the cost report says so', async () => {
+    const first = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    const second = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(second.body.data).toEqual(first.body.data);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(cost(first.body)).toMatchObject({ queries: 1, upstreamCalls: 1, cacheHits: 0 });
+    expect(cost(second.body)).toMatchObject({ queries: 0, upstreamCalls: 0, cacheHits: 1 });
+  });
+
+  it('never serves one token the answer fetched with another', async () => {
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'sandbox-pro' });
+    const other = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'sandbox-free' });
+    expect(cost(other.body)).toMatchObject({ cacheHits: 0, upstreamCalls: 1 });
+    expect(stack.sandbox.callsTo('/ruc').map((c) => c.headers.authorization)).toEqual(['Bearer sandbox-pro', 'Bearer sandbox-free']);
+  });
+
+  it('lets a found record expire after its TTL', async () => {
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    await sleep(300);
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    await sleep(400);
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('keeps DOCUMENT_NOT_FOUND for its shorter TTL, with the upstream message', async () => {
+    const first = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+    const second = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+    expect(second.body.errors?.[0]).toMatchObject({ message: 'El RUC no existe', extensions: { code: 'DOCUMENT_NOT_FOUND', retryable: false } });
+    expect(second.body.errors?.[0]?.message).toBe(first.body.errors?.[0]?.message);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    await sleep(350);
+    await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('keeps nothing else: retryable failures, 400, 401, 403, 429, bad records, batches', async () => {
+    const twice = async (send: () => Promise<unknown>) => {
+      stack.sandbox.reset();
+      await send();
+      await send();
+      return stack.sandbox.calls.length;
+    };
+    expect(await twice(() => stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc }))).toBe(2);
+    expect(await twice(() => stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.rejected.ruc }))).toBe(2);
+    expect(await twice(() => stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.badRecord.ruc }))).toBe(2);
+    expect(await twice(() => stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'not-known-upstream' }))).toBe(2);
+    expect(await twice(() => stack.gql(LicenciaDocument, { numLicencia: 'Q46779354' }, { token: 'sandbox-free' }))).toBe(2);
+    stack.sandbox.setQuota('sandbox-low', 0);
+    expect(await twice(() => stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'sandbox-low' }))).toBe(2);
+    expect(await twice(() => stack.gql(ValidarComprobantesDocument, { comprobantes: [RECEIPT] }))).toBe(2);
+  });
+
+  it('Cache-Control: no-cache skips reading the cache and refreshes it', async () => {
+    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }); // t=0, kept until t=600
+    await sleep(300);
+    const fresh = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { headers: { 'cache-control': 'no-cache' } });
+    expect(cost(fresh.body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+    await sleep(400); // t=700: the first entry would be gone; the refreshed one (from t=300) is not
+    const after = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(cost(after.body)).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+});
+
+describe('in-flight coalescing', () => {
+  it('turns 50 concurrent identical lookups from 50 requests into one upstream call', async () => {
+    stack.sandbox.setFaults({ latencyMs: 150 });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => stack.gql(ContribuyenteDocument, { ruc: '20501234568' })));
+    expect(answers.every((a) => a.body.data?.contribuyente?.ruc === '20501234568')).toBe(true);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(answers.reduce((sum, a) => sum + cost(a.body)['cacheHits']!, 0)).toBe(49);
+    expect(answers.reduce((sum, a) => sum + cost(a.body)['queries']!, 0)).toBe(1);
+  });
+
+  it('shares a failure only with the callers of that flight', async () => {
+    stack.sandbox.setFaults({ latencyMs: 150, failNext: 1 });
+    const flight = await Promise.all(Array.from({ length: 10 }, () => stack.gql(ContribuyenteDocument, { ruc: '20602345671' })));
+    expect(flight.every((a) => a.body.errors?.[0]?.extensions?.['code'] === 'UPSTREAM_UNAVAILABLE')).toBe(true);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    const next = await stack.gql(ContribuyenteDocument, { ruc: '20602345671' });
+    expect(next.body.data?.contribuyente?.ruc).toBe('20602345671');
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('never joins a flight of another token', async () => {
+    stack.sandbox.setFaults({ latencyMs: 150 });
+    await Promise.all([
+      stack.gql(ContribuyenteDocument, { ruc: '20484567892' }, { token: 'sandbox-pro' }),
+      stack.gql(ContribuyenteDocument, { ruc: '20484567892' }, { token: 'sandbox-free' }),
+    ]);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+});
+
+describe('CACHE=off', () => {
+  let off: Stack;
+  beforeAll(async () => {
+    off = await startStack({ env: { CACHE: 'off' }, sandbox: { latencyMs: 50 } });
+  });
+  afterAll(() => off.close());
+
+  it('sends every lookup upstream, one after another or at once', async () => {
+    await off.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    await off.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    await Promise.all([off.gql(ContribuyenteDocument, { ruc: '20100123453' }), off.gql(ContribuyenteDocument, { ruc: '20100123453' })]);
+    expect(off.sandbox.callsTo('/ruc')).toHaveLength(4);
+  });
+});
+
+describe('the embedded store', () => {
+  it('is bounded by entries', async () => {
+    const store = new MemoryStore({ maxEntries: 3 });
+    for (const k of ['a', 'b', 'c', 'd']) await store.set(k, 'x', 60_000);
+    expect(store.size).toBe(3);
+    expect(await store.get('a')).toBeUndefined();
+    expect(await store.get('d')).toBe('x');
+  });
+
+  it('is bounded by bytes', async () => {
+    const store = new MemoryStore({ maxEntries: 1000, maxBytes: 10_000 });
+    for (let i = 0; i < 10; i++) await store.set(`k${i}`, 'x'.repeat(1000), 60_000);
+    expect(store.size).toBeLessThanOrEqual(4); // 2 bytes a character: at most 4 of these fit
+    await store.set('huge', 'x'.repeat(20_000), 60_000);
+    expect(await store.get('huge')).toBeUndefined();
+  });
+});
