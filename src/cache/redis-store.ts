@@ -18,6 +18,7 @@ export class RedisStore implements CacheStore {
   readonly kind = 'redis';
   readonly #redis: Redis;
   #state: 'unknown' | 'up' | 'down' = 'unknown';
+  #closing = false;
 
   constructor(options: RedisStoreOptions) {
     this.#redis = new Redis(options.url, {
@@ -36,11 +37,13 @@ export class RedisStore implements CacheStore {
       this.#state = 'up';
       options.onStateChange?.('up');
     });
-    this.#redis.on('error', (error: Error) => {
-      if (this.#state === 'down') return;
+    const down = (error?: Error) => {
+      if (this.#state === 'down' || this.#closing) return;
       this.#state = 'down';
       options.onStateChange?.('down', error);
-    });
+    };
+    this.#redis.on('error', down);
+    this.#redis.on('close', () => down());
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -64,6 +67,7 @@ export class RedisStore implements CacheStore {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     this.#redis.disconnect();
   }
 }

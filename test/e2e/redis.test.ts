@@ -1,0 +1,112 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const cost = (body: { extensions?: Record<string, unknown> }) => body.extensions?.['cost'] as Record<string, number>;
+
+let redis: RedisServer;
+let sandbox: Sandbox;
+let a: Stack;
+let b: Stack;
+let inspect: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  sandbox = await startSandbox();
+  const env = {
+    CACHE: 'on',
+    REDIS_URL: redis.url,
+    CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
+    CACHE_TTL_RUC_SUNAT_MS: '500',
+    UPSTREAM_RETRIES: '0',
+  };
+  // Two gateway instances, one upstream, one Redis: as behind a load balancer.
+  a = await startStack({ sharedSandbox: sandbox, env });
+  b = await startStack({ sharedSandbox: sandbox, env });
+  inspect = new Redis(redis.url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  // Both instances connected before the first lookup.
+  await sleep(200);
+});
+
+afterAll(async () => {
+  inspect.disconnect();
+  await a.close();
+  await b.close();
+  await sandbox.close();
+  await redis.stop();
+});
+
+afterEach(() => sandbox.reset());
+
+describe('a shared Redis cache (a real redis-server)', () => {
+  it('lets two instances make one upstream call for the same lookup and token', async () => {
+    const fromA = await a.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    const fromB = await b.gql(ContribuyenteDocument, { ruc: '20100123453' });
+    expect(fromB.body.data).toEqual(fromA.body.data);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(cost(fromB.body)).toMatchObject({ cacheHits: 1, upstreamCalls: 0, queries: 0 });
+  });
+
+  it('never shares an entry between tokens, and keeps no token in any key or value', async () => {
+    await a.gql(ContribuyenteDocument, { ruc: '10467793549' }, { token: 'sandbox-pro' });
+    await b.gql(ContribuyenteDocument, { ruc: '10467793549' }, { token: 'sandbox-free' });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
+    const keys = await inspect.keys('*');
+    expect(keys.length).toBeGreaterThan(0);
+    const dump = keys.join('\n') + (await Promise.all(keys.map((k) => inspect.get(k)))).join('\n');
+    expect(dump).not.toContain('sandbox-pro');
+    expect(dump).not.toContain('sandbox-free');
+  });
+
+  it('lets entries expire with their TTL', async () => {
+    await a.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
+    await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
+    expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
+    const key = (await inspect.keys('gw1:rucSunat:*:20501234568'))[0]!;
+    expect(await inspect.pttl(key)).toBeLessThanOrEqual(500);
+    await sleep(600);
+    await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
+    expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(2);
+  });
+
+  it('refreshes the shared entry on Cache-Control: no-cache', async () => {
+    await a.gql(ContribuyenteDocument, { ruc: '20602345671' });
+    const fresh = await b.gql(ContribuyenteDocument, { ruc: '20602345671' }, { headers: { 'cache-control': 'no-cache' } });
+    expect(cost(fresh.body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
+    const after = await a.gql(ContribuyenteDocument, { ruc: '20602345671' });
+    expect(cost(after.body)).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('keeps lookups working through the upstream while Redis is down, and recovers when it is back', async () => {
+    await redis.stop();
+    const during = await Promise.all([
+      a.gql(ContribuyenteDocument, { ruc: '20603456786' }),
+      b.gql(ContribuyenteDocument, { ruc: '20603456786' }),
+      a.gql(ContribuyenteDocument, { ruc: '20603456786' }),
+    ]);
+    for (const d of during) {
+      expect(d.status).toBe(200);
+      expect(d.body.errors).toBeUndefined();
+      expect(d.body.data?.contribuyente?.ruc).toBe('20603456786');
+    }
+    expect(a.logs.join('')).toContain('cache store down');
+
+    await redis.start();
+    // ioredis reconnects by itself (backoff up to 2 s).
+    const deadline = Date.now() + 8000;
+    let recovered = false;
+    while (!recovered && Date.now() < deadline) {
+      await sleep(250);
+      sandbox.reset();
+      await a.gql(ContribuyenteDocument, { ruc: '20136789016' });
+      await b.gql(ContribuyenteDocument, { ruc: '20136789016' });
+      recovered = sandbox.callsTo('/ruc').length === 1 && a.logs.join('').includes('cache store up');
+      if (!recovered) await inspect.flushall().catch(() => undefined);
+    }
+    expect(recovered).toBe(true);
+  });
+});
