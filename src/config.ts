@@ -76,6 +76,8 @@ const EnvSchema = z
     /** @default 'info' */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
+    /** Internal: set by the cluster primary for its workers when UPSTREAM_URL is its built-in sandbox. */
+    BUILTIN_SANDBOX: z.literal('1').optional(),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.UPSTREAM_URL) {
@@ -93,6 +95,8 @@ export interface Config {
   readonly host: string;
   /** Undefined means: start the built-in sandbox and point at it. */
   readonly upstreamUrl: string | undefined;
+  /** The upstream is the built-in sandbox (its sample token may be shown in GraphiQL). */
+  readonly builtinSandbox: boolean;
   readonly upstreamTimeoutMs: number;
   readonly upstreamBatchTimeoutMs: number;
   readonly upstreamConcurrency: number;
@@ -145,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     upstreamUrl: e.UPSTREAM_URL,
+    builtinSandbox: e.BUILTIN_SANDBOX === '1',
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamBatchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
     upstreamConcurrency: e.UPSTREAM_CONCURRENCY,

@@ -1,14 +1,17 @@
+import cluster, { type Worker } from 'node:cluster';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { DEFAULT_TOKENS, TRIGGERS } from './sandbox/data.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 
+/** The only place with side effects: configuration, the sandbox, processes, the socket, signals. */
 async function main() {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
@@ -22,29 +25,80 @@ async function main() {
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  let sandbox: Sandbox | undefined;
-  if (!config.upstreamUrl) {
-    sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
-    config = { ...config, upstreamUrl: sandbox.url };
-    const banner = [
-      '',
-      '================================================================================',
-      ' SANDBOX: UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.',
-      ` It serves SAMPLE DATA (invented taxpayers and licences) from ${sandbox.url}.`,
-      ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
-      ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
-      ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
-      ` Trigger RUCs: ${Object.entries(TRIGGERS)
-        .map(([name, k]) => `${name}=${k.ruc}`)
-        .join(' ')}`,
-      '================================================================================',
-      '',
-    ].join('\n');
-    logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
-    process.stderr.write(banner);
-  }
+  if (cluster.isWorker) return serve(config, logger);
 
-  const app = createApp(config, { logger, ...(sandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
+  // One sandbox for every worker, so that they share its quotas and its record.
+  const sandbox = config.upstreamUrl ? undefined : await startBuiltinSandbox(logger);
+  if (sandbox) config = { ...config, upstreamUrl: sandbox.url, builtinSandbox: true };
+
+  if (config.workers <= 1) return serve(config, logger, sandbox);
+  return supervise(config, logger, sandbox);
+}
+
+/** Starts the sandbox and says, loudly, that the data is sample data. */
+async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
+  const banner = [
+    '',
+    '================================================================================',
+    ' SANDBOX: UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.',
+    ` It serves SAMPLE DATA (invented taxpayers and licences) from ${sandbox.url}.`,
+    ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
+    ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
+    ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
+    ` Trigger RUCs: ${Object.entries(TRIGGERS)
+      .map(([name, k]) => `${name}=${k.ruc}`)
+      .join(' ')}`,
+    '================================================================================',
+    '',
+  ].join('\n');
+  logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
+  process.stderr.write(banner);
+  return sandbox;
+}
+
+/**
+ * The primary of a cluster: WORKERS processes share the port (node:cluster hands them the
+ * connections). A worker that dies is replaced; on SIGTERM or SIGINT every worker drains
+ * its operations in flight, then the primary exits 0.
+ */
+function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined) {
+  const env = {
+    UPSTREAM_URL: config.upstreamUrl,
+    ...(config.builtinSandbox ? { BUILTIN_SANDBOX: '1' } : {}),
+  };
+  let stopping = false;
+  const fork = () => cluster.fork(env);
+  cluster.on('exit', (worker: Worker, code, signal) => {
+    if (stopping) return;
+    logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
+    setTimeout(fork, 500);
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  logger.info({ workers: config.workers }, 'cluster primary started');
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    logger.info({ signal, workers: workers.length }, 'shutting down the cluster');
+    const exits = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    for (const w of workers) w.process.kill('SIGTERM');
+    // Each worker keeps its own deadline; this one only guards against a stuck worker.
+    const guard = setTimeout(() => workers.forEach((w) => w.process.kill('SIGKILL')), config.shutdownTimeoutMs + 2000);
+    await Promise.all(exits);
+    clearTimeout(guard);
+    await sandbox?.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGINT', (s) => void stop(s));
+  process.once('SIGTERM', (s) => void stop(s));
+}
+
+/** One gateway process: the app on its socket, and a graceful stop. */
+function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
+  const app = createApp(config, { logger, ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
   const server = createHttpServer(app);
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {

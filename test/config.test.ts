@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       port: 4000,
       host: '0.0.0.0',
       upstreamUrl: undefined,
+      builtinSandbox: false,
       upstreamTimeoutMs: 10_000,
       upstreamBatchTimeoutMs: 60_000,
       upstreamConcurrency: 8,

@@ -1,0 +1,71 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+
+let sandbox: Sandbox;
+let gateway: SpawnedGateway;
+
+/** One operation on a connection of its own, so that the cluster may hand it to any worker. */
+function once(url: string): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }));
+  });
+}
+
+/** Pids of the workers that logged an operation. */
+const workerPids = (output: string) =>
+  new Set(
+    output
+      .split('\n')
+      .filter((l) => l.includes('"msg":"operation"'))
+      .map((l) => (JSON.parse(l) as { pid: number }).pid),
+  );
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' });
+  // Both workers listening before the first request.
+  const deadline = Date.now() + 10_000;
+  while ((gateway.output().match(/gateway ready/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+});
+
+afterAll(async () => {
+  if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+  await sandbox.close();
+});
+
+describe('WORKERS=2 (node:cluster)', () => {
+  it('serves from two worker processes sharing one port', async () => {
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => once(gateway.url)));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(workerPids(gateway.output()).size).toBe(2);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(20);
+  });
+
+  it('replaces a worker that dies and keeps serving', async () => {
+    const [victim] = [...workerPids(gateway.output())];
+    process.kill(victim!, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(gateway.output()).toContain('worker died; starting another');
+    const statuses = await Promise.all(Array.from({ length: 10 }, () => once(gateway.url)));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+  });
+
+  it('stops every worker and exits 0 on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => gateway.child.once('exit', resolve));
+    gateway.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(gateway.output()).toContain('shutting down the cluster');
+  });
+});
