@@ -6,7 +6,10 @@ import { createContextFactory, type Context } from './context.js';
 import { maskError, rootCause, useErrorContract } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
-import { useRequestLog } from './request-log.js';
+import { useOperationReport } from './operation-report.js';
+import { useHealth } from './health.js';
+import { Metrics } from './telemetry/metrics.js';
+import { Tracing } from './telemetry/tracing.js';
 import { RedisStore } from './cache/redis-store.js';
 import { MemoryStore, type CacheStore } from './cache/store.js';
 import { Lookups } from './lookups.js';
@@ -20,6 +23,12 @@ export interface AppOptions {
   graphiqlToken?: string;
   /** A ready client to use instead of one built from config (it is still closed with the app). */
   upstream?: UpstreamClient;
+  /** Tracing to use instead of the OTLP exporter of OTEL_EXPORTER_OTLP_ENDPOINT (tests pass an in-memory one). */
+  tracing?: Tracing;
+  /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
+  metrics?: Metrics;
+  /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
+  metricsText?: () => Promise<string>;
 }
 
 export type App = YogaServerInstance<Record<string, never>, Context>;
@@ -32,6 +41,8 @@ export type App = YogaServerInstance<Record<string, never>, Context>;
 export function createApp(config: Config, options: AppOptions): App {
   if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
   const logger = options.logger;
+  const metrics = options.metrics ?? new Metrics();
+  const tracing = options.tracing ?? (config.otelEndpoint ? Tracing.otlp(config.otelEndpoint) : undefined);
   const upstream =
     options.upstream ??
     new UpstreamClient({
@@ -43,8 +54,11 @@ export function createApp(config: Config, options: AppOptions): App {
       deadlineMs: config.upstreamDeadlineMs,
       breakerThreshold: config.breakerThreshold,
       breakerCooldownMs: config.breakerCooldownMs,
-      onBreakerChange: (change) =>
-        (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`),
+      onCall: (call) => metrics.upstreamCall(call),
+      onBreakerChange: (change) => {
+        metrics.breaker(change.origin, change.state);
+        (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`);
+      },
     });
   const store = createStore(config, logger);
   const lookups = new Lookups(upstream, {
@@ -53,15 +67,20 @@ export function createApp(config: Config, options: AppOptions): App {
     notFoundTtlMs: config.cache.notFoundTtlMs,
     keySecret: config.cache.keySecret,
     sharedKeys: store?.kind === 'redis',
+    onResult: (op, result) => {
+      if (result !== 'off') metrics.cacheLookup(op, result);
+    },
   });
   const production = config.nodeEnv === 'production';
   const graphqlEndpoint = '/graphql';
 
   return createYoga<Record<string, never>, Context>({
     schema,
-    context: createContextFactory(upstream, lookups, config.upstreamConcurrency, logger),
+    context: createContextFactory({ upstream, lookups, concurrency: config.upstreamConcurrency, logger, tracing }),
     graphqlEndpoint,
     landingPage: false,
+    // Our /health answers with JSON (src/health.ts); Yoga's own stays out of the way.
+    healthCheckEndpoint: '/__yoga_health',
     // One operation per request: a batch of N would multiply every per-operation limit by N.
     batching: false,
     maxRequestBodySize: config.limits.maxBodyBytes,
@@ -100,12 +119,13 @@ export function createApp(config: Config, options: AppOptions): App {
       },
     },
     plugins: [
-      // 1. Static GraphiQL files answer before any GraphQL work.
+      // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
       useGraphiQLAssets(),
+      useHealth({ upstream, store, metricsText: options.metricsText ?? (() => metrics.registry.metrics()), contentType: metrics.registry.contentType }),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       useErrorContract(),
-      // 3. The log line and request id see every request, even those refused below.
-      useRequestLog(logger, graphqlEndpoint),
+      // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
+      useOperationReport({ logger, metrics, tracing, graphqlPath: graphqlEndpoint }),
       // 4. Browser requests without a CORS preflight must carry the CSRF header.
       useCsrfPrevention(),
       useNoNullOrigin(),
@@ -115,7 +135,7 @@ export function createApp(config: Config, options: AppOptions): App {
       //    serialized map ordering); Yoga's default executor orders them by resolution time.
       useGraphQLJsExecute(),
       // 7. Close the upstream pools and the cache store with the app.
-      { onDispose: () => Promise.all([upstream.close(), store?.close()]).then(() => undefined) },
+      { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
     ],
   });
 }

@@ -76,6 +76,8 @@ const EnvSchema = z
     /** @default 'info' */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
+    /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
     /** Internal: set by the cluster primary for its workers when UPSTREAM_URL is its built-in sandbox. */
     BUILTIN_SANDBOX: z.literal('1').optional(),
   })
@@ -124,6 +126,8 @@ export interface Config {
     readonly redisUrl: string | undefined;
     readonly keySecret: string | undefined;
   };
+  /** Where spans go; undefined means no tracing at all. */
+  readonly otelEndpoint: string | undefined;
   /** Processes to run; 1 means no cluster. */
   readonly workers: number;
   readonly shutdownTimeoutMs: number;
@@ -176,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.REDIS_URL,
       keySecret: e.CACHE_KEY_SECRET,
     }),
+    otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     workers: e.WORKERS ?? availableParallelism(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -1,9 +1,10 @@
+import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { createLoaders, type Loaders } from './loaders.js';
-import type { RequestState } from './request-state.js';
-import { requestState } from './request-state.js';
 import type { LookupContext, Lookups } from './lookups.js';
+import { requestState, type RequestState } from './request-state.js';
+import { Tracing } from './telemetry/tracing.js';
 import type { UpstreamClient } from './upstream/client.js';
 
 export interface Context {
@@ -13,8 +14,17 @@ export interface Context {
   /** Token, cache key and this request's observers, handed to every upstream call. */
   readonly call: LookupContext;
   readonly loaders: Loaders;
-  /** What this request did (calls, cost), for its log line and its `extensions`. */
+  /** What this request did (calls, cost), for its report and its `extensions`. */
   readonly state: RequestState;
+}
+
+export interface ContextOptions {
+  upstream: UpstreamClient;
+  lookups: Lookups;
+  /** Upstream calls one request may have in flight at once. */
+  concurrency: number;
+  logger: Logger;
+  tracing: Tracing | undefined;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; any other scheme or a blank token is no token. */
@@ -24,10 +34,11 @@ export function bearerToken(header: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-export function createContextFactory(upstream: UpstreamClient, lookups: Lookups, concurrency: number, logger: Logger) {
+export function createContextFactory({ upstream, lookups, concurrency, logger, tracing }: ContextOptions) {
   return ({ request }: YogaInitialContext): Context => {
     const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
+    const span = tracing ? state.span : undefined;
     const call: LookupContext = {
       token,
       tokenKey: lookups.tokenKey(token),
@@ -37,6 +48,33 @@ export function createContextFactory(upstream: UpstreamClient, lookups: Lookups,
         state.upstreamCalls.push(info);
         logger.debug({ reqId: state.id, upstream: info }, 'upstream call');
       },
+      ...(tracing && span
+        ? {
+            onLookupStart: (op) => {
+              const lookup = tracing.startChild(span, `lookup ${op}`, { 'gateway.lookup': op });
+              return (result, failed) => Tracing.end(lookup, { 'gateway.cache.outcome': result }, failed);
+            },
+            onCallStart: ({ path, origin, attempt }) => {
+              const callSpan = tracing.startChild(
+                span,
+                `POST ${path}`,
+                { 'http.request.method': 'POST', 'url.path': path, 'gateway.upstream.origin': origin, 'gateway.upstream.attempt': attempt },
+                SpanKind.CLIENT,
+              );
+              return (info) =>
+                Tracing.end(
+                  callSpan,
+                  {
+                    'http.response.status_code': info.status ?? 0,
+                    'gateway.upstream.outcome': info.outcome,
+                    'gateway.plan_queries': info.queries,
+                    ...(info.errorKind ? { 'error.type': info.errorKind } : {}),
+                  },
+                  info.outcome === 'error',
+                );
+            },
+          }
+        : {}),
     };
     return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state };
   };

@@ -20,7 +20,12 @@ export interface LookupsOptions {
    */
   keySecret?: string | undefined;
   sharedKeys?: boolean;
+  /** Every lookup's cache result, for metrics. */
+  onResult?: (op: LookupOp, result: CacheResult) => void;
 }
+
+/** hit: from the cache; flight: joined another request's call; miss: called upstream; off: no cache. */
+export type CacheResult = 'hit' | 'flight' | 'miss' | 'off';
 
 /** Per-call context of a lookup: the upstream's, plus what the cache needs. */
 export interface LookupContext extends CallContext {
@@ -30,6 +35,8 @@ export interface LookupContext extends CallContext {
   noCache?: boolean;
   /** Told when an answer came from the cache or from another request's call in flight. */
   onShared?: (how: 'cache' | 'flight') => void;
+  /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
+  onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
 }
 
 type Cached<T> = { record: T } | { notFound: { status: number; code?: string | undefined; message?: string | undefined } };
@@ -74,6 +81,21 @@ export class Lookups {
   }
 
   async #lookup<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
+    const finish = ctx.onLookupStart?.(op);
+    let result: CacheResult = 'off';
+    try {
+      const value = await this.#find(op, key, ctx, fetch, (r) => (result = r));
+      finish?.(result, false);
+      return value;
+    } catch (error) {
+      finish?.(result, true);
+      throw error;
+    } finally {
+      this.#options.onResult?.(op, result);
+    }
+  }
+
+  async #find<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>, outcome: (r: CacheResult) => void): Promise<T> {
     const store = this.#store;
     // No token (the client refuses it without a call) or no cache: nothing to share.
     if (!store || !ctx.tokenKey) return fetch();
@@ -82,6 +104,7 @@ export class Lookups {
     if (!ctx.noCache) {
       const cached = parse<T>(await store.get(cacheKey));
       if (cached) {
+        outcome('hit');
         ctx.onShared?.('cache');
         if ('record' in cached) return cached.record;
         throw new UpstreamHttpError({
@@ -95,9 +118,11 @@ export class Lookups {
 
     const inFlight = this.#flights.get(cacheKey) as Promise<T> | undefined;
     if (inFlight) {
+      outcome('flight');
       ctx.onShared?.('flight');
       return inFlight;
     }
+    outcome('miss');
     // The first caller's request makes (and pays for) the call; a failure reaches only the
     // callers that joined this flight, and the next lookup starts a new one.
     const flight = (async () => {

@@ -2,12 +2,14 @@ import cluster, { type Worker } from 'node:cluster';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
 import { DEFAULT_TOKENS, TRIGGERS } from './sandbox/data.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
+import { Metrics } from './telemetry/metrics.js';
 
 /** The only place with side effects: configuration, the sandbox, processes, the socket, signals. */
 async function main() {
@@ -69,6 +71,16 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
   };
   let stopping = false;
   const fork = () => cluster.fork(env);
+  // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
+  // gathers every worker's registry into one text.
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker: Worker, message: { type?: string; id?: number }) => {
+    if (message?.type !== METRICS_REQUEST) return;
+    aggregator
+      .clusterMetrics()
+      .then((text) => worker.send({ type: METRICS_REPLY, id: message.id, text }))
+      .catch((error: Error) => worker.send({ type: METRICS_REPLY, id: message.id, error: error.message }));
+  });
   cluster.on('exit', (worker: Worker, code, signal) => {
     if (stopping) return;
     logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
@@ -96,9 +108,42 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
   process.once('SIGTERM', (s) => void stop(s));
 }
 
+const METRICS_REQUEST = 'gateway:metrics-request';
+const METRICS_REPLY = 'gateway:metrics-reply';
+
+/** In a cluster worker: the metrics of every worker, through the primary. */
+function clusterMetricsText(): () => Promise<string> {
+  let next = 0;
+  const waiting = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
+  process.on('message', (message: { type?: string; id?: number; text?: string; error?: string }) => {
+    if (message?.type !== METRICS_REPLY || message.id === undefined) return;
+    const waiter = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(message.error));
+    else waiter?.resolve(message.text ?? '');
+  });
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      process.send!({ type: METRICS_REQUEST, id });
+    });
+}
+
 /** One gateway process: the app on its socket, and a graceful stop. */
 function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
-  const app = createApp(config, { logger, ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}) });
+  const metrics = new Metrics();
+  if (cluster.isWorker) {
+    // prom-client answers the primary's gathering only once an AggregatorRegistry exists here too.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
+  const app = createApp(config, {
+    logger,
+    metrics,
+    ...(cluster.isWorker ? { metricsText: clusterMetricsText() } : {}),
+    ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
+  });
   const server = createHttpServer(app);
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Span } from '@opentelemetry/api';
 import type { UpstreamCallInfo } from './upstream/client.js';
 
 /** What one HTTP request did, gathered by plugins and the context, read by the log line. */
@@ -7,6 +8,11 @@ export interface RequestState {
   readonly id: string;
   readonly startedAt: number;
   operationName: string | undefined;
+  operationType: string | undefined;
+  /** The operation ran (there is `data`), as opposed to refused before execution. */
+  executed: boolean;
+  /** The operation's span, when tracing is on. */
+  span: Span | undefined;
   /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
   estimatedCost: number | undefined;
   readonly upstreamCalls: UpstreamCallInfo[];
@@ -36,6 +42,9 @@ export function requestState(request: Request): RequestState {
       id: given && SANE_ID.test(given) ? given : randomUUID(),
       startedAt: performance.now(),
       operationName: undefined,
+      operationType: undefined,
+      executed: false,
+      span: undefined,
       estimatedCost: undefined,
       upstreamCalls: [],
       cacheHits: 0,

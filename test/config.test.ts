@@ -29,6 +29,7 @@ describe('loadConfig', () => {
         redisUrl: undefined,
         keySecret: undefined,
       },
+      otelEndpoint: undefined,
       workers: availableParallelism(),
       shutdownTimeoutMs: 10_000,
       logLevel: 'info',

@@ -51,7 +51,10 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 /** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
 export interface CallContext {
   token: string | undefined;
+  /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
+  /** Told as a call starts (for tracing); what it returns is told when the call is over. */
+  onCallStart?: ((call: { path: string; origin: 'primary' | 'fallback'; attempt: number }) => ((info: UpstreamCallInfo) => void) | undefined) | undefined;
 }
 
 interface Route {
@@ -195,6 +198,7 @@ export class UpstreamClient {
     deadline?: AbortSignal,
   ): Promise<z.output<S>> {
     const started = performance.now();
+    let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
       // The spec bills a call per lookup (per receipt in a batch); we count those answered
       // with a record or a 404, as the sandbox bills them. Refusals and failures cost nothing.
@@ -211,6 +215,7 @@ export class UpstreamClient {
       };
       this.#onCall?.(info);
       ctx.observe?.(info);
+      finish?.(info);
     };
     const timeout = timeoutSignal(timeoutMs, deadline);
     try {

@@ -1,0 +1,113 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
+
+/** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
+const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Distinct operation names kept as labels; past this, "other", so a client cannot blow up the series. */
+const MAX_OPERATION_NAMES = 200;
+
+const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+/**
+ * The gateway's Prometheus metrics, on a registry of its own (so two apps in one process,
+ * as in tests, never share series). Labels never hold a token, a RUC or a licence number:
+ * only operation names that are identifiers, REST paths, statuses, outcomes and codes.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #names = new Set<string>();
+
+  readonly #operations = new Counter({
+    name: 'gateway_operations_total',
+    help: 'GraphQL operations by name and outcome (ok, error: some field failed, rejected: refused before execution)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #operationSeconds = new Histogram({
+    name: 'gateway_operation_duration_seconds',
+    help: 'Time from request to response of a GraphQL operation',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly #errors = new Counter({
+    name: 'gateway_errors_total',
+    help: 'Errors returned to clients, by extensions.code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly #upstreamCalls = new Counter({
+    name: 'gateway_upstream_calls_total',
+    help: 'Calls to the REST service by path, HTTP status (or "none"), outcome and origin',
+    labelNames: ['path', 'status', 'outcome', 'origin'] as const,
+    registers: [this.registry],
+  });
+  readonly #upstreamSeconds = new Histogram({
+    name: 'gateway_upstream_call_duration_seconds',
+    help: 'Latency of one call to the REST service',
+    labelNames: ['path', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly #retries = new Counter({
+    name: 'gateway_upstream_retries_total',
+    help: 'Calls that were retries of a failed lookup',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly #queries = new Counter({
+    name: 'gateway_plan_queries_total',
+    help: 'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly #cache = new Counter({
+    name: 'gateway_cache_lookups_total',
+    help: 'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
+    labelNames: ['op', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly #breaker = new Gauge({
+    name: 'gateway_breaker_state',
+    help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
+    labelNames: ['origin'] as const,
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
+    this.#breaker.set({ origin: 'primary' }, 0);
+  }
+
+  operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
+    const operation = this.#operationLabel(name);
+    this.#operations.inc({ operation, outcome });
+    this.#operationSeconds.observe({ operation, outcome }, seconds);
+    for (const code of codes) this.#errors.inc({ code });
+  }
+
+  upstreamCall(call: UpstreamCallInfo) {
+    this.#upstreamCalls.inc({ path: call.path, status: call.status === undefined ? 'none' : String(call.status), outcome: call.outcome, origin: call.origin });
+    this.#upstreamSeconds.observe({ path: call.path, outcome: call.outcome }, call.durationMs / 1000);
+    if (call.attempt > 1) this.#retries.inc({ path: call.path });
+    if (call.queries > 0) this.#queries.inc({ path: call.path }, call.queries);
+  }
+
+  cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
+    this.#cache.inc({ op, result });
+  }
+
+  breaker(origin: 'primary' | 'fallback', state: BreakerState) {
+    this.#breaker.set({ origin }, BREAKER_VALUE[state]);
+  }
+
+  #operationLabel(name: string | undefined): string {
+    if (!name) return 'anonymous';
+    if (!OPERATION_NAME.test(name)) return 'other';
+    if (this.#names.has(name)) return name;
+    if (this.#names.size >= MAX_OPERATION_NAMES) return 'other';
+    this.#names.add(name);
+    return name;
+  }
+}
