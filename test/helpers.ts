@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type GraphQLFormattedError } from 'graphql';
-import { createApp, type App } from '../src/app.js';
+import { createApp, type App, type AppOptions } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createHttpServer } from '../src/http-server.js';
 import { createLogger } from '../src/logger.js';
@@ -40,6 +40,8 @@ export interface StackOptions {
   sharedSandbox?: Sandbox;
   /** Environment for loadConfig; UPSTREAM_URL defaults to the sandbox's URL. */
   env?: Record<string, string>;
+  /** Passed to createApp (tracing with an in-memory exporter, say). */
+  app?: Omit<AppOptions, 'logger'>;
   /** Appended to the sandbox URL to form UPSTREAM_URL (e.g. '/api'). */
   upstreamPath?: string;
 }
@@ -61,7 +63,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       done();
     },
   });
-  const app = createApp(config, { logger: createLogger(config, sink) });
+  const app = createApp(config, { ...options.app, logger: createLogger(config, sink) });
   const server = await listen(createHttpServer(app));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -3,6 +3,8 @@ import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
 
 /** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** A run of digits in a name could be a RUC, a DNI or a licence number: such names are "other". */
+const DOCUMENT_NUMBER = /\d{6,}/;
 /** Distinct operation names kept as labels; past this, "other", so a client cannot blow up the series. */
 const MAX_OPERATION_NAMES = 200;
 
@@ -104,7 +106,7 @@ export class Metrics {
 
   #operationLabel(name: string | undefined): string {
     if (!name) return 'anonymous';
-    if (!OPERATION_NAME.test(name)) return 'other';
+    if (!OPERATION_NAME.test(name) || DOCUMENT_NUMBER.test(name)) return 'other';
     if (this.#names.has(name)) return name;
     if (this.#names.size >= MAX_OPERATION_NAMES) return 'other';
     this.#names.add(name);

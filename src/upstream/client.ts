@@ -219,9 +219,11 @@ export class UpstreamClient {
     };
     const timeout = timeoutSignal(timeoutMs, deadline);
     try {
-      const record = await route.breaker.execute(() =>
-        route.origin.post(req.path, req.body, token, req.schema, { signal: timeout.signal }),
-      );
+      const record = await route.breaker.execute(() => {
+        // Inside the breaker: an open one refuses before any call (or span) starts.
+        finish = ctx.onCallStart?.({ path: req.path, origin: route.name, attempt });
+        return route.origin.post(req.path, req.body, token, req.schema, { signal: timeout.signal });
+      });
       report(200);
       return record;
     } catch (error) {
