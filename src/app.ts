@@ -121,7 +121,12 @@ export function createApp(config: Config, options: AppOptions): App {
     plugins: [
       // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
       useGraphiQLAssets(),
-      useHealth({ upstream, store, metricsText: options.metricsText ?? (() => metrics.registry.metrics()), contentType: metrics.registry.contentType }),
+      useHealth({
+        upstream,
+        store,
+        metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
+        contentType: metrics.registry.contentType,
+      }),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       useErrorContract(),
       // 3. The report (log line, metrics, span) and request id see every request, even those refused below.

@@ -33,14 +33,17 @@ export function useHealth({ upstream, store, metricsText, contentType }: HealthO
     async onRequest({ url, request, endResponse, fetchAPI }) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return;
       const json = (status: number, body: unknown) =>
-        endResponse(new fetchAPI.Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } }));
+        endResponse(
+          new fetchAPI.Response(JSON.stringify(body), {
+            status,
+            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          }),
+        );
       switch (url.pathname) {
         case '/health':
           return json(200, { status: 'ok', pid: process.pid, uptimeSeconds: Math.round(process.uptime()) });
         case '/ready': {
-          const origins = await Promise.all(
-            upstream.breakers().map(async (b) => ({ ...b, reachable: await reachable(b.url) })),
-          );
+          const origins = await Promise.all(upstream.breakers().map(async (b) => ({ ...b, reachable: await reachable(b.url) })));
           const upstreamOk = origins.some((o) => o.reachable && o.state !== 'open');
           const cache = store ? { kind: store.kind, healthy: store.healthy() } : { kind: 'off', healthy: true };
           const ready = upstreamOk && cache.healthy;

@@ -90,7 +90,12 @@ export class Metrics {
   }
 
   upstreamCall(call: UpstreamCallInfo) {
-    this.#upstreamCalls.inc({ path: call.path, status: call.status === undefined ? 'none' : String(call.status), outcome: call.outcome, origin: call.origin });
+    this.#upstreamCalls.inc({
+      path: call.path,
+      status: call.status === undefined ? 'none' : String(call.status),
+      outcome: call.outcome,
+      origin: call.origin,
+    });
     this.#upstreamSeconds.observe({ path: call.path, outcome: call.outcome }, call.durationMs / 1000);
     if (call.attempt > 1) this.#retries.inc({ path: call.path });
     if (call.queries > 0) this.#queries.inc({ path: call.path }, call.queries);

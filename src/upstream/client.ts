@@ -54,7 +54,9 @@ export interface CallContext {
   /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
   /** Told as a call starts (for tracing); what it returns is told when the call is over. */
-  onCallStart?: ((call: { path: string; origin: 'primary' | 'fallback'; attempt: number }) => ((info: UpstreamCallInfo) => void) | undefined) | undefined;
+  onCallStart?:
+    | ((call: { path: string; origin: 'primary' | 'fallback'; attempt: number }) => ((info: UpstreamCallInfo) => void) | undefined)
+    | undefined;
 }
 
 interface Route {

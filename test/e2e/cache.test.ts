@@ -50,7 +50,10 @@ describe('cache of lookup answers (embedded LRU)', () => {
   it('keeps DOCUMENT_NOT_FOUND for its shorter TTL, with the upstream message', async () => {
     const first = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
     const second = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
-    expect(second.body.errors?.[0]).toMatchObject({ message: 'El RUC no existe', extensions: { code: 'DOCUMENT_NOT_FOUND', retryable: false } });
+    expect(second.body.errors?.[0]).toMatchObject({
+      message: 'El RUC no existe',
+      extensions: { code: 'DOCUMENT_NOT_FOUND', retryable: false },
+    });
     expect(second.body.errors?.[0]?.message).toBe(first.body.errors?.[0]?.message);
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
     await sleep(350);

@@ -48,7 +48,9 @@ describe('metrics at /metrics', () => {
     expect(sample(text, 'gateway_operation_duration_seconds_count', { operation: 'Contribuyente', outcome: 'ok' })).toBe(2);
     expect(sample(text, 'gateway_upstream_calls_total', { path: '/ruc', status: '200', outcome: 'ok', origin: 'primary' })).toBe(1);
     expect(sample(text, 'gateway_upstream_calls_total', { path: '/ruc', status: '503', outcome: 'error', origin: 'primary' })).toBe(2);
-    expect(sample(text, 'gateway_upstream_calls_total', { path: '/validacion-multiple-cpe', status: '200', outcome: 'ok', origin: 'primary' })).toBe(1);
+    expect(
+      sample(text, 'gateway_upstream_calls_total', { path: '/validacion-multiple-cpe', status: '200', outcome: 'ok', origin: 'primary' }),
+    ).toBe(1);
     expect(sample(text, 'gateway_upstream_call_duration_seconds_count', { path: '/ruc', outcome: 'error' })).toBe(2);
     expect(sample(text, 'gateway_upstream_retries_total', { path: '/ruc' })).toBe(1);
     expect(sample(text, 'gateway_plan_queries_total', { path: '/ruc' })).toBe(1);
@@ -86,11 +88,14 @@ describe('tracing', () => {
   const exporter = new InMemorySpanExporter();
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { CACHE: 'on', UPSTREAM_RETRIES: '1' }, app: { tracing: new Tracing(new SimpleSpanProcessor(exporter)) } });
+    stack = await startStack({
+      env: { CACHE: 'on', UPSTREAM_RETRIES: '1' },
+      app: { tracing: new Tracing(new SimpleSpanProcessor(exporter)) },
+    });
   });
   afterAll(() => stack.close());
 
-  it('makes a span per operation, per lookup (with its cache outcome) and per upstream call (path, status, attempt), under the caller\'s trace', async () => {
+  it("makes a span per operation, per lookup (with its cache outcome) and per upstream call (path, status, attempt), under the caller's trace", async () => {
     exporter.reset();
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parentId = '00f067aa0ba902b7';
@@ -99,14 +104,22 @@ describe('tracing', () => {
       undefined,
       { headers: { traceparent: `00-${traceId}-${parentId}-01` } },
     );
-    await stack.gql(`query Traza { a: contribuyente(ruc: "20100123453") { ruc } }`, undefined, { headers: { traceparent: `00-${traceId}-${parentId}-01` } });
+    await stack.gql(`query Traza { a: contribuyente(ruc: "20100123453") { ruc } }`, undefined, {
+      headers: { traceparent: `00-${traceId}-${parentId}-01` },
+    });
     const spans = exporter.getFinishedSpans();
     expect(spans.every((s) => s.spanContext().traceId === traceId)).toBe(true);
 
     const operations = spans.filter((s) => s.name === 'graphql.operation');
     expect(operations).toHaveLength(2);
     expect(operations[0]!.parentSpanContext?.spanId).toBe(parentId);
-    expect(operations[0]!.attributes).toMatchObject({ 'graphql.operation.name': 'Traza', 'graphql.operation.type': 'query', 'http.response.status_code': 200, 'gateway.upstream_calls': 3, 'gateway.plan_queries': 1 });
+    expect(operations[0]!.attributes).toMatchObject({
+      'graphql.operation.name': 'Traza',
+      'graphql.operation.type': 'query',
+      'http.response.status_code': 200,
+      'gateway.upstream_calls': 3,
+      'gateway.plan_queries': 1,
+    });
 
     const calls = spans.filter((s) => s.name === 'POST /ruc');
     expect(calls.map((c) => [c.attributes['http.response.status_code'], c.attributes['gateway.upstream.attempt']]).sort()).toEqual([
@@ -129,7 +142,8 @@ describe('tracing', () => {
     await stack.gql(`{ licencia(numLicencia: "Q46779354") { nombres } }`);
     const dump = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })));
     expect(exporter.getFinishedSpans().length).toBeGreaterThan(2);
-    for (const secret of ['sandbox-pro', 'clave-sol-secreta', 'MODDATOS', '20100123453', 'Q46779354']) expect(dump, secret).not.toContain(secret);
+    for (const secret of ['sandbox-pro', 'clave-sol-secreta', 'MODDATOS', '20100123453', 'Q46779354'])
+      expect(dump, secret).not.toContain(secret);
   });
 });
 
@@ -176,7 +190,11 @@ describe('/health and /ready', () => {
     try {
       const ready = await fetch(`${stack.url}/ready`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({ status: 'ready', upstream: [{ origin: 'primary', state: 'closed', reachable: true }], cache: { kind: 'off' } });
+      expect(await ready.json()).toMatchObject({
+        status: 'ready',
+        upstream: [{ origin: 'primary', state: 'closed', reachable: true }],
+        cache: { kind: 'off' },
+      });
       for (let i = 0; i < 2; i++) await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc });
       const open = await fetch(`${stack.url}/ready`);
       expect(open.status).toBe(503);
