@@ -28,6 +28,11 @@ export interface SandboxOptions {
   slowMs?: number;
   /** Added to every answer, to hold calls in flight. @default 0 */
   latencyMs?: number;
+  /**
+   * Keep each call in `calls`. Off for long runs (the benchmark): only `callCount` is kept,
+   * and `GET /__sandbox/stats` answers it. @default true
+   */
+  record?: boolean;
 }
 
 /** Faults a test can switch on at run time; each rate is the chance (0 to 1) that a call gets it. */
@@ -74,6 +79,8 @@ export interface Sandbox {
   readonly calls: RecordedCall[];
   /** Calls to one operation, prefix ignored: callsTo('/ruc'). */
   callsTo(path: string): RecordedCall[];
+  /** Calls received since the last reset, recorded or not. */
+  readonly callCount: number;
   /** Most calls the sandbox was answering at once since the last reset. */
   readonly peakInFlight: number;
   /** Plan queries left for a token. */
@@ -113,6 +120,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   let faults: SandboxFaults = {};
   let inFlight = 0;
   let peakInFlight = 0;
+  let callCount = 0;
+  const record = options.record ?? true;
   const calls: RecordedCall[] = [];
   const taxpayers = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
   const licences = new Map(LICENCES.map((l) => [l.num_licencia, l]));
@@ -256,6 +265,11 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   }
 
   const server: Server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/__sandbox/stats') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: callCount }));
+      return;
+    }
+    callCount++;
     inFlight++;
     peakInFlight = Math.max(peakInFlight, inFlight);
     res.once('close', () => inFlight--);
@@ -274,14 +288,15 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         // Recorded as raw text; route() answers 400.
       }
       const answer = size > MAX_BODY ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande') : route(req, body);
-      calls.push({
-        method: req.method ?? '',
-        path: (req.url ?? '').split('?')[0]!,
-        headers: req.headers,
-        body,
-        status: answer.status,
-        remotePort: req.socket.remotePort,
-      });
+      if (record)
+        calls.push({
+          method: req.method ?? '',
+          path: (req.url ?? '').split('?')[0]!,
+          headers: req.headers,
+          body,
+          status: answer.status,
+          remotePort: req.socket.remotePort,
+        });
       send(res, answer);
     });
   });
@@ -327,6 +342,9 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         get peakInFlight() {
           return peakInFlight;
         },
+        get callCount() {
+          return callCount;
+        },
         callsTo: (path) => calls.filter((c) => c.path === path || c.path === LEGACY_PREFIX + path),
         quotaOf: (token) => plans.get(token)?.quota,
         setQuota: (token, quota) => {
@@ -338,6 +356,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         },
         reset: () => {
           calls.length = 0;
+          callCount = 0;
           peakInFlight = inFlight;
         },
         close: () =>

@@ -1,0 +1,271 @@
+/**
+ * `npm run bench`: the gateway against a bare node:http + undici proxy (bench/baseline.ts),
+ * both over the sandbox in a process of its own, with autocannon as the load generator, all
+ * on this machine's loopback and cores. Bounded: every measurement lasts BENCH_SECONDS
+ * (default 5) and is repeated BENCH_REPS times (default 3), alternating systems; the whole
+ * run takes about 3 minutes. Every process it starts is stopped by its own PID.
+ *
+ * Results: bench/results/<time>.json and bench/results/latest.json, and a Markdown table.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
+const REPS = Number(process.env['BENCH_REPS'] ?? 3);
+const WARMUP_SECONDS = 2;
+const TOKEN = 'bench';
+
+interface Proc {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Proc>();
+
+/** Starts `node --import tsx <file>` and waits for its "ready: <url>" line. */
+async function start(name: string, file: string, env: Record<string, string>): Promise<Proc> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file], {
+    env: { PATH: process.env['PATH'], ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /ready: (http:\/\/[\d.:]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}: ${output.slice(-2000)}`)));
+  });
+  // Keep draining its output (the gateway logs a line per operation) so it never blocks.
+  child.stdout!.resume();
+  child.stderr!.resume();
+  const proc: Proc = {
+    name,
+    url,
+    pid: child.pid!,
+    async stop() {
+      running.delete(proc);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(child.pid!, 'SIGTERM');
+      const killer = setTimeout(() => child.exitCode === null && process.kill(child.pid!, 'SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+  running.add(proc);
+  return proc;
+}
+
+const stopAll = async () => {
+  await Promise.all([...running].map((p) => p.stop()));
+};
+process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+
+/** Peak resident set size of a process so far, in MB (VmHWM). */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function upstreamCalls(sandbox: Proc): Promise<number> {
+  return ((await (await fetch(`${sandbox.url}/__sandbox/stats`)).json()) as { calls: number }).calls;
+}
+
+interface Load {
+  body: string;
+  connections: number;
+  /** Fixed request rate (requests per second over all connections), instead of as fast as possible. */
+  rate?: number;
+  seconds?: number;
+}
+
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  failed: number;
+  upstreamPerOp: number;
+}
+
+async function load(target: Proc, sandbox: Proc, l: Load): Promise<Sample> {
+  const before = await upstreamCalls(sandbox);
+  const result = await autocannon({
+    url: `${target.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: l.body,
+    connections: l.connections,
+    duration: l.seconds ?? SECONDS,
+    ...(l.rate ? { overallRate: l.rate } : {}),
+  });
+  const after = await upstreamCalls(sandbox);
+  const requests = result.requests.total;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests,
+    failed: result.errors + result.timeouts + result.non2xx,
+    upstreamPerOp: requests ? (after - before) / requests : 0,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+function summarize(samples: Sample[]): Sample {
+  return {
+    rps: Math.round(median(samples.map((s) => s.rps))),
+    p50: median(samples.map((s) => s.p50)),
+    p99: median(samples.map((s) => s.p99)),
+    requests: samples.reduce((a, s) => a + s.requests, 0),
+    failed: samples.reduce((a, s) => a + s.failed, 0),
+    upstreamPerOp: Math.round(median(samples.map((s) => s.upstreamPerOp)) * 100) / 100,
+  };
+}
+
+/** Warm both, then REPS rounds alternating systems; the median of each. */
+async function compare(systems: Proc[], sandbox: Proc, l: Load): Promise<Sample[]> {
+  for (const s of systems) await load(s, sandbox, { ...l, seconds: WARMUP_SECONDS });
+  const samples: Sample[][] = systems.map(() => []);
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const [i, s] of systems.entries()) samples[i]!.push(await load(s, sandbox, l));
+  }
+  return samples.map(summarize);
+}
+
+const q = (query: string, variables: Record<string, unknown>) => JSON.stringify({ query, variables });
+const RUCS = ['20100123453', '20501234568', '20602345671', '20603456786', '20484567892'];
+const BODIES = {
+  contribuyente: q('query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }', { ruc: RUCS[0] }),
+  aliases: JSON.stringify({
+    query: `query Alias { ${Array.from({ length: 10 }, (_, i) => `a${i}: contribuyente(ruc: "${RUCS[i % 5]}") { ruc nombreORazonSocial detalle { tipoContribuyente actividadesEconomicas } }`).join(' ')} }`,
+  }),
+  licencia: q('query Licencia($n: String!) { licencia(numLicencia: $n) { numLicencia tipoDocumento numeroDocumento nombres apellidoPaterno apellidoMaterno } }', { n: 'Q46779354' }),
+  batch: q('mutation Validar($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes comprobantes { serieDocumento numeroDocumento comprobanteEstadoDescripcion observaciones } } }', {
+    c: Array.from({ length: 100 }, (_, i) => ({ rucEmisor: RUCS[i % 5], codigoTipoDocumento: '01', serieDocumento: 'F001', numeroDocumento: String(i + 1), fechaDeEmision: '2026-10-01', total: '100.00' })),
+  }),
+};
+
+const gatewayEnv = (sandbox: Proc, extra: Record<string, string> = {}) => ({
+  NODE_ENV: 'production',
+  UPSTREAM_URL: sandbox.url,
+  WORKERS: '1',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  CACHE: 'off',
+  ...extra,
+});
+
+interface Row {
+  scenario: string;
+  system: string;
+  sample: Sample;
+  ratio?: number;
+  peakRssMb?: number;
+  target?: string;
+  met?: boolean;
+}
+
+async function main() {
+  const started = Date.now();
+  const rows: Row[] = [];
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+
+  // Phase 1: upstream answering at once.
+  let sandbox = await start('sandbox', 'bench/sandbox.ts', {});
+  let gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox));
+  let baseline = await start('baseline', 'bench/baseline.ts', { UPSTREAM_URL: sandbox.url, PORT: '0' });
+
+  log('(a) one contribuyente, 50 connections, full load');
+  const [a, aBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50 });
+  const ratioA = a!.rps / aBase!.rps;
+  rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'baseline', sample: aBase!, ratio: 1 });
+  rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'gateway', sample: a!, ratio: ratioA, target: 'throughput >= 75% of baseline', met: ratioA >= 0.75 });
+
+  log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
+  const [c] = await compare([gateway], sandbox, { body: BODIES.aliases, connections: 50 });
+  const cOk = c!.upstreamPerOp === 10 && c!.rps >= 0.25 * a!.rps;
+  rows.push({ scenario: '(c) 10 aliases, 5 RUCs + detalle', system: 'gateway', sample: c!, ratio: c!.rps / aBase!.rps, target: 'exactly 10 upstream calls/op, >= 25% of (a)', met: cOk });
+
+  log('(d) licencia');
+  const [d] = await compare([gateway], sandbox, { body: BODIES.licencia, connections: 50 });
+  rows.push({ scenario: '(d) licencia', system: 'gateway', sample: d!, ratio: d!.rps / aBase!.rps });
+
+  log('(e) validarComprobantes, 100 receipts');
+  const [e] = await compare([gateway], sandbox, { body: BODIES.batch, connections: 50 });
+  rows.push({ scenario: '(e) 100 receipts', system: 'gateway', sample: e!, ratio: e!.rps / aBase!.rps });
+
+  log('(f) 1,000 connections held open');
+  const f = await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 });
+  const rssF = peakRssMb(gateway.pid);
+  rows.push({ scenario: '(f) 1,000 connections', system: 'gateway', sample: f, ratio: f.rps / aBase!.rps, peakRssMb: rssF, target: 'peak RSS <= 250 MB, no failed request', met: rssF <= 250 && f.failed === 0 });
+  const peakPhase1 = peakRssMb(gateway.pid);
+  await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
+
+  // Phase 2: upstream answering in 20 ms, a fixed unsaturating rate: the latency the gateway adds.
+  sandbox = await start('sandbox', 'bench/sandbox.ts', { LATENCY_MS: '20' });
+  gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox));
+  baseline = await start('baseline', 'bench/baseline.ts', { UPSTREAM_URL: sandbox.url, PORT: '0' });
+  log('(b) one contribuyente at 300 req/s, upstream 20 ms');
+  const [b, bBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50, rate: 300 });
+  rows.push({ scenario: '(b) 300 req/s, upstream 20 ms', system: 'baseline', sample: bBase!, ratio: 1 });
+  const bOk = b!.p50 <= bBase!.p50 + 1 && b!.p99 <= bBase!.p99 + 5;
+  rows.push({ scenario: '(b) 300 req/s, upstream 20 ms', system: 'gateway', sample: b!, ratio: b!.rps / bBase!.rps, target: 'p50 <= baseline + 1 ms, p99 <= baseline + 5 ms', met: bOk });
+  await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
+
+  // Phase 3: (a) with the cache on, every operation a hit.
+  sandbox = await start('sandbox', 'bench/sandbox.ts', {});
+  gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox, { CACHE: 'on' }));
+  log('(g) (a) with the cache on');
+  const [g] = await compare([gateway], sandbox, { body: BODIES.contribuyente, connections: 50 });
+  rows.push({ scenario: '(g) (a) with cache hits', system: 'gateway', sample: g!, ratio: g!.rps / aBase!.rps, peakRssMb: peakRssMb(gateway.pid) });
+  await Promise.all([gateway.stop(), sandbox.stop()]);
+
+  const table = [
+    '| scenario | system | req/s | ratio to baseline | p50 ms | p99 ms | upstream calls/op | failed | peak RSS MB | target | met |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    ...rows.map((r) =>
+      [
+        r.scenario,
+        r.system,
+        r.sample.rps,
+        r.ratio === undefined ? '' : r.ratio.toFixed(2),
+        r.sample.p50,
+        r.sample.p99,
+        r.sample.upstreamPerOp,
+        r.sample.failed,
+        r.peakRssMb === undefined ? '' : r.peakRssMb.toFixed(0),
+        r.target ?? '',
+        r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
+      ].join(' | '),
+    ).map((line) => `| ${line} |`),
+  ].join('\n');
+
+  const report = {
+    at: new Date().toISOString(),
+    node: process.version,
+    seconds: SECONDS,
+    reps: REPS,
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    gatewayPeakRssMbPhase1: Math.round(peakPhase1),
+    rows,
+  };
+  mkdirSync('bench/results', { recursive: true });
+  const json = JSON.stringify(report, null, 2);
+  writeFileSync(`bench/results/${report.at.replace(/[:.]/g, '-')}.json`, json);
+  writeFileSync('bench/results/latest.json', json);
+  console.log(`\n${table}\n\n${report.durationSeconds} s, ${REPS} runs of ${SECONDS} s each, median shown; bench/results/latest.json`);
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error);
+  await stopAll();
+  process.exit(1);
+});
