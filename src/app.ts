@@ -83,7 +83,8 @@ export function createApp(config: Config, options: AppOptions): App {
     healthCheckEndpoint: '/__yoga_health',
     // One operation per request: a batch of N would multiply every per-operation limit by N.
     batching: false,
-    maxRequestBodySize: config.limits.maxBodyBytes,
+    // The body is read, limited and parsed in src/http-server.ts, before Yoga.
+    maxRequestBodySize: false,
     cors: {
       origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
       methods: ['GET', 'POST', 'OPTIONS'],

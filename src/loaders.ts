@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { LookupContext, Lookups } from './lookups.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
 
@@ -22,17 +22,29 @@ export interface Loaders {
  * bounds how many of this request's calls are in flight at once, across all three loaders.
  */
 export function createLoaders(lookups: Lookups, call: LookupContext, concurrency: number): Loaders {
-  const limit = pLimit(concurrency);
+  // Made on first use: most operations touch one loader, and introspection none.
+  let limit: LimitFunction | undefined;
   const loaderOf = <V>(fetchOne: (key: string) => Promise<V>) =>
     new DataLoader<string, V>(async (keys) => {
+      limit ??= pLimit(concurrency);
+      const run = limit;
       // allSettled: one key's failure must not fail its batch-mates.
-      const settled = await Promise.allSettled(keys.map((key) => limit(() => fetchOne(key))));
+      const settled = await Promise.allSettled(keys.map((key) => run(() => fetchOne(key))));
       return settled.map((s) => (s.status === 'fulfilled' ? s.value : toError(s.reason)));
     });
+  let ruc: Loaders['ruc'] | undefined;
+  let rucSunat: Loaders['rucSunat'] | undefined;
+  let licencia: Loaders['licencia'] | undefined;
   return {
-    ruc: loaderOf((ruc) => lookups.ruc(ruc, call)),
-    rucSunat: loaderOf((ruc) => lookups.rucSunat(ruc, call)),
-    licencia: loaderOf((num) => lookups.licencia(num, call)),
+    get ruc() {
+      return (ruc ??= loaderOf((key) => lookups.ruc(key, call)));
+    },
+    get rucSunat() {
+      return (rucSunat ??= loaderOf((key) => lookups.rucSunat(key, call)));
+    },
+    get licencia() {
+      return (licencia ??= loaderOf((key) => lookups.licencia(key, call)));
+    },
   };
 }
 

@@ -22,6 +22,12 @@ export const REDACT_PATHS = [
   '*.variables.credencialesSol',
 ];
 
+/**
+ * The process's logger. Without a destination it writes to stdout through an
+ * asynchronous pino destination: one line per operation must not block on a write(2).
+ * Call `logger.flush()` before exiting (main does).
+ */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination as Parameters<typeof pino>[1]);
+  const options = { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return pino(options, (destination as Parameters<typeof pino>[1]) ?? pino.destination({ dest: 1, sync: false }));
 }

@@ -102,6 +102,7 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
     clearTimeout(guard);
     await sandbox?.close();
     logger.info('stopped');
+    logger.flush();
     process.exit(0);
   };
   process.once('SIGINT', (s) => void stop(s));
@@ -144,7 +145,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     ...(cluster.isWorker ? { metricsText: clusterMetricsText() } : {}),
     ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
   });
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes });
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);
@@ -175,6 +176,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     }
     await sandbox?.close();
     logger.info('stopped');
+    logger.flush();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
