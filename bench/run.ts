@@ -143,14 +143,30 @@ async function compare(systems: Proc[], sandbox: Proc, l: Load): Promise<Sample[
 const q = (query: string, variables: Record<string, unknown>) => JSON.stringify({ query, variables });
 const RUCS = ['20100123453', '20501234568', '20602345671', '20603456786', '20484567892'];
 const BODIES = {
-  contribuyente: q('query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }', { ruc: RUCS[0] }),
+  contribuyente: q(
+    'query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }',
+    { ruc: RUCS[0] },
+  ),
   aliases: JSON.stringify({
     query: `query Alias { ${Array.from({ length: 10 }, (_, i) => `a${i}: contribuyente(ruc: "${RUCS[i % 5]}") { ruc nombreORazonSocial detalle { tipoContribuyente actividadesEconomicas } }`).join(' ')} }`,
   }),
-  licencia: q('query Licencia($n: String!) { licencia(numLicencia: $n) { numLicencia tipoDocumento numeroDocumento nombres apellidoPaterno apellidoMaterno } }', { n: 'Q46779354' }),
-  batch: q('mutation Validar($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes comprobantes { serieDocumento numeroDocumento comprobanteEstadoDescripcion observaciones } } }', {
-    c: Array.from({ length: 100 }, (_, i) => ({ rucEmisor: RUCS[i % 5], codigoTipoDocumento: '01', serieDocumento: 'F001', numeroDocumento: String(i + 1), fechaDeEmision: '2026-10-01', total: '100.00' })),
-  }),
+  licencia: q(
+    'query Licencia($n: String!) { licencia(numLicencia: $n) { numLicencia tipoDocumento numeroDocumento nombres apellidoPaterno apellidoMaterno } }',
+    { n: 'Q46779354' },
+  ),
+  batch: q(
+    'mutation Validar($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes comprobantes { serieDocumento numeroDocumento comprobanteEstadoDescripcion observaciones } } }',
+    {
+      c: Array.from({ length: 100 }, (_, i) => ({
+        rucEmisor: RUCS[i % 5],
+        codigoTipoDocumento: '01',
+        serieDocumento: 'F001',
+        numeroDocumento: String(i + 1),
+        fechaDeEmision: '2026-10-01',
+        total: '100.00',
+      })),
+    },
+  ),
 };
 
 const gatewayEnv = (sandbox: Proc, extra: Record<string, string> = {}) => ({
@@ -187,12 +203,26 @@ async function main() {
   const [a, aBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50 });
   const ratioA = a!.rps / aBase!.rps;
   rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'baseline', sample: aBase!, ratio: 1 });
-  rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'gateway', sample: a!, ratio: ratioA, target: 'throughput >= 75% of baseline', met: ratioA >= 0.75 });
+  rows.push({
+    scenario: '(a) contribuyente, 50 conn',
+    system: 'gateway',
+    sample: a!,
+    ratio: ratioA,
+    target: 'throughput >= 75% of baseline',
+    met: ratioA >= 0.75,
+  });
 
   log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
   const [c] = await compare([gateway], sandbox, { body: BODIES.aliases, connections: 50 });
   const cOk = c!.upstreamPerOp === 10 && c!.rps >= 0.25 * a!.rps;
-  rows.push({ scenario: '(c) 10 aliases, 5 RUCs + detalle', system: 'gateway', sample: c!, ratio: c!.rps / aBase!.rps, target: 'exactly 10 upstream calls/op, >= 25% of (a)', met: cOk });
+  rows.push({
+    scenario: '(c) 10 aliases, 5 RUCs + detalle',
+    system: 'gateway',
+    sample: c!,
+    ratio: c!.rps / aBase!.rps,
+    target: 'exactly 10 upstream calls/op, >= 25% of (a)',
+    met: cOk,
+  });
 
   log('(d) licencia');
   const [d] = await compare([gateway], sandbox, { body: BODIES.licencia, connections: 50 });
@@ -205,7 +235,15 @@ async function main() {
   log('(f) 1,000 connections held open');
   const f = await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 });
   const rssF = peakRssMb(gateway.pid);
-  rows.push({ scenario: '(f) 1,000 connections', system: 'gateway', sample: f, ratio: f.rps / aBase!.rps, peakRssMb: rssF, target: 'peak RSS <= 250 MB, no failed request', met: rssF <= 250 && f.failed === 0 });
+  rows.push({
+    scenario: '(f) 1,000 connections',
+    system: 'gateway',
+    sample: f,
+    ratio: f.rps / aBase!.rps,
+    peakRssMb: rssF,
+    target: 'peak RSS <= 250 MB, no failed request',
+    met: rssF <= 250 && f.failed === 0,
+  });
   const peakPhase1 = peakRssMb(gateway.pid);
   await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
 
@@ -217,7 +255,14 @@ async function main() {
   const [b, bBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50, rate: 300 });
   rows.push({ scenario: '(b) 300 req/s, upstream 20 ms', system: 'baseline', sample: bBase!, ratio: 1 });
   const bOk = b!.p50 <= bBase!.p50 + 1 && b!.p99 <= bBase!.p99 + 5;
-  rows.push({ scenario: '(b) 300 req/s, upstream 20 ms', system: 'gateway', sample: b!, ratio: b!.rps / bBase!.rps, target: 'p50 <= baseline + 1 ms, p99 <= baseline + 5 ms', met: bOk });
+  rows.push({
+    scenario: '(b) 300 req/s, upstream 20 ms',
+    system: 'gateway',
+    sample: b!,
+    ratio: b!.rps / bBase!.rps,
+    target: 'p50 <= baseline + 1 ms, p99 <= baseline + 5 ms',
+    met: bOk,
+  });
   await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
 
   // Phase 3: (a) with the cache on, every operation a hit.
@@ -225,27 +270,35 @@ async function main() {
   gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox, { CACHE: 'on' }));
   log('(g) (a) with the cache on');
   const [g] = await compare([gateway], sandbox, { body: BODIES.contribuyente, connections: 50 });
-  rows.push({ scenario: '(g) (a) with cache hits', system: 'gateway', sample: g!, ratio: g!.rps / aBase!.rps, peakRssMb: peakRssMb(gateway.pid) });
+  rows.push({
+    scenario: '(g) (a) with cache hits',
+    system: 'gateway',
+    sample: g!,
+    ratio: g!.rps / aBase!.rps,
+    peakRssMb: peakRssMb(gateway.pid),
+  });
   await Promise.all([gateway.stop(), sandbox.stop()]);
 
   const table = [
     '| scenario | system | req/s | ratio to baseline | p50 ms | p99 ms | upstream calls/op | failed | peak RSS MB | target | met |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
-    ...rows.map((r) =>
-      [
-        r.scenario,
-        r.system,
-        r.sample.rps,
-        r.ratio === undefined ? '' : r.ratio.toFixed(2),
-        r.sample.p50,
-        r.sample.p99,
-        r.sample.upstreamPerOp,
-        r.sample.failed,
-        r.peakRssMb === undefined ? '' : r.peakRssMb.toFixed(0),
-        r.target ?? '',
-        r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
-      ].join(' | '),
-    ).map((line) => `| ${line} |`),
+    ...rows
+      .map((r) =>
+        [
+          r.scenario,
+          r.system,
+          r.sample.rps,
+          r.ratio === undefined ? '' : r.ratio.toFixed(2),
+          r.sample.p50,
+          r.sample.p99,
+          r.sample.upstreamPerOp,
+          r.sample.failed,
+          r.peakRssMb === undefined ? '' : r.peakRssMb.toFixed(0),
+          r.target ?? '',
+          r.met === undefined ? '' : r.met ? 'met' : 'MISSED',
+        ].join(' | '),
+      )
+      .map((line) => `| ${line} |`),
   ].join('\n');
 
   const report = {

@@ -164,25 +164,23 @@ export class UpstreamClient {
 
   async #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: CallContext): Promise<z.output<S>> {
     const token = requireToken(req.path, ctx);
-    const deadline = timeoutSignal(this.#deadlineMs);
-    try {
-      return await withRetries({ retries: this.#retries, deadline: deadline.signal, isRetryable }, async (attempt) => {
-        let lastError: unknown;
-        for (const route of this.#routes) {
-          try {
-            return await this.#call(route, req, token, ctx, attempt, this.#timeoutMs, deadline.signal);
-          } catch (error) {
-            // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
-            // An open breaker counts too: that is when the fallback matters most.
-            if (!(error instanceof UpstreamUnavailableError)) throw error;
-            lastError = error;
-          }
+    const deadlineAt = performance.now() + this.#deadlineMs;
+    return withRetries({ retries: this.#retries, deadlineAt, isRetryable }, async (attempt) => {
+      let lastError: unknown;
+      for (const route of this.#routes) {
+        try {
+          // One timer per call: the shorter of the call's time-out and what is left of the deadline.
+          const timeoutMs = Math.max(1, Math.min(this.#timeoutMs, deadlineAt - performance.now()));
+          return await this.#call(route, req, token, ctx, attempt, timeoutMs);
+        } catch (error) {
+          // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
+          // An open breaker counts too: that is when the fallback matters most.
+          if (!(error instanceof UpstreamUnavailableError)) throw error;
+          lastError = error;
         }
-        throw lastError;
-      });
-    } finally {
-      deadline.clear();
-    }
+      }
+      throw lastError;
+    });
   }
 
   async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
@@ -197,7 +195,6 @@ export class UpstreamClient {
     ctx: CallContext,
     attempt: number,
     timeoutMs: number,
-    deadline?: AbortSignal,
   ): Promise<z.output<S>> {
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
@@ -219,7 +216,7 @@ export class UpstreamClient {
       ctx.observe?.(info);
       finish?.(info);
     };
-    const timeout = timeoutSignal(timeoutMs, deadline);
+    const timeout = timeoutSignal(timeoutMs);
     try {
       const record = await route.breaker.execute(() => {
         // Inside the breaker: an open one refuses before any call (or span) starts.

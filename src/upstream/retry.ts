@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface RetryOptions {
   /** Retries after the first attempt. */
   retries: number;
-  /** Ends all attempts and backoffs together. */
-  deadline: AbortSignal;
+  /** When all attempts and backoffs must be over, in `performance.now()` time. */
+  deadlineAt: number;
   isRetryable: (error: unknown) => boolean;
   /** First backoff ceiling; doubles per retry. @default 100 */
   baseDelayMs?: number;
@@ -13,13 +13,14 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `attempt` until it succeeds, fails for good, or runs out of retries or time.
+ * Runs `attempt` until it succeeds, fails for good, or runs out of retries or time (the
+ * caller bounds each attempt's own call by what is left of `deadlineAt`).
  * Backoff is exponential with full jitter (a random delay between 0 and the ceiling), so
  * that many gateways retrying one failure do not come back in step.
  *
- * Written here rather than with cockatiel's retry policy because cockatiel's backoff sleep
- * does not listen to the abort signal: a deadline that fires mid-backoff would still wait
- * out the delay and start no further attempt, overshooting by up to `maxDelayMs`.
+ * Written here rather than with cockatiel's retry policy because cockatiel's backoff knows
+ * nothing of a deadline: it would wait out a delay that ends past it, overshooting by up to
+ * `maxDelayMs`. Here the deadline is a number, so it costs no timer of its own.
  */
 export async function withRetries<T>(options: RetryOptions, attempt: (n: number) => Promise<T>): Promise<T> {
   const base = options.baseDelayMs ?? 100;
@@ -28,14 +29,12 @@ export async function withRetries<T>(options: RetryOptions, attempt: (n: number)
     try {
       return await attempt(n);
     } catch (error) {
-      if (n > options.retries || !options.isRetryable(error) || options.deadline.aborted) throw error;
+      const left = options.deadlineAt - performance.now();
+      if (n > options.retries || !options.isRetryable(error) || left <= 0) throw error;
       const delay = Math.random() * Math.min(max, base * 2 ** (n - 1));
-      try {
-        await sleep(delay, undefined, { signal: options.deadline });
-      } catch {
-        // The deadline fired while waiting: the last failure is the answer.
-        throw error;
-      }
+      // A backoff that would end past the deadline is not worth waiting for.
+      if (delay >= left) throw error;
+      await sleep(delay);
     }
   }
 }
