@@ -4,7 +4,7 @@
  * the record as {"data":{"contribuyente":…}}. No GraphQL, no validation, no limits: what a
  * frontend would pay for calling the REST API through the thinnest possible proxy.
  *
- *   UPSTREAM_URL=http://127.0.0.1:PORT PORT=0 node --import tsx bench/baseline.ts
+ *   UPSTREAM_URL=http://127.0.0.1:PORT PORT=0 node dist/bench/baseline.js   (after npm run build)
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

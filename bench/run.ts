@@ -3,7 +3,7 @@
  * both over the sandbox in a process of its own, with autocannon as the load generator, all
  * on this machine's loopback and cores. Bounded: every measurement lasts BENCH_SECONDS
  * (default 5) and is repeated BENCH_REPS times (default 3), alternating systems; the whole
- * run takes about 3 minutes. Every process it starts is stopped by its own PID.
+ * run takes about 3 minutes (plus the build). Every process it starts is stopped by its own PID.
  *
  * Results: bench/results/<time>.json and bench/results/latest.json, and a Markdown table.
  */
@@ -25,9 +25,13 @@ interface Proc {
 
 const running = new Set<Proc>();
 
-/** Starts `node --import tsx <file>` and waits for its "ready: <url>" line. */
+/**
+ * Starts one compiled entry point (`npm run bench` builds first: the gateway runs as it runs
+ * in production, `node dist/src/main.js`, without tsx's loader) and waits for its
+ * "ready: <url>" line.
+ */
 async function start(name: string, file: string, env: Record<string, string>): Promise<Proc> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file], {
+  const child: ChildProcess = spawn(process.execPath, [file], {
     env: { PATH: process.env['PATH'], ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,6 +99,31 @@ interface Sample {
   upstreamPerOp: number;
 }
 
+/**
+ * Upstream calls per operation, exactly: 20 operations one after another, the sandbox's count
+ * before and after. (Under load, calls still in flight when the clock stops blur the ratio.)
+ */
+async function callsPerOperation(target: Proc, sandbox: Proc, body: string): Promise<number> {
+  const n = 20;
+  // Let the calls of the load before this one finish first.
+  let before = await upstreamCalls(sandbox);
+  for (let settled = false; !settled; ) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = await upstreamCalls(sandbox);
+    settled = now === before;
+    before = now;
+  }
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${target.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body,
+    });
+    await res.arrayBuffer();
+  }
+  return ((await upstreamCalls(sandbox)) - before) / n;
+}
+
 async function load(target: Proc, sandbox: Proc, l: Load): Promise<Sample> {
   const before = await upstreamCalls(sandbox);
   const result = await autocannon({
@@ -133,11 +162,12 @@ function summarize(samples: Sample[]): Sample {
 /** Warm both, then REPS rounds alternating systems; the median of each. */
 async function compare(systems: Proc[], sandbox: Proc, l: Load): Promise<Sample[]> {
   for (const s of systems) await load(s, sandbox, { ...l, seconds: WARMUP_SECONDS });
+  const exact = await Promise.all(systems.map((s) => callsPerOperation(s, sandbox, l.body)));
   const samples: Sample[][] = systems.map(() => []);
   for (let rep = 0; rep < REPS; rep++) {
     for (const [i, s] of systems.entries()) samples[i]!.push(await load(s, sandbox, l));
   }
-  return samples.map(summarize);
+  return samples.map((s, i) => ({ ...summarize(s), upstreamPerOp: exact[i]! }));
 }
 
 const q = (query: string, variables: Record<string, unknown>) => JSON.stringify({ query, variables });
@@ -195,9 +225,9 @@ async function main() {
   const log = (m: string) => process.stderr.write(`${m}\n`);
 
   // Phase 1: upstream answering at once.
-  let sandbox = await start('sandbox', 'bench/sandbox.ts', {});
-  let gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox));
-  let baseline = await start('baseline', 'bench/baseline.ts', { UPSTREAM_URL: sandbox.url, PORT: '0' });
+  let sandbox = await start('sandbox', 'dist/bench/sandbox.js', {});
+  let gateway = await start('gateway', 'dist/src/main.js', gatewayEnv(sandbox));
+  let baseline = await start('baseline', 'dist/bench/baseline.js', { UPSTREAM_URL: sandbox.url, PORT: '0' });
 
   log('(a) one contribuyente, 50 connections, full load');
   const [a, aBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50 });
@@ -233,7 +263,7 @@ async function main() {
   rows.push({ scenario: '(e) 100 receipts', system: 'gateway', sample: e!, ratio: e!.rps / aBase!.rps });
 
   log('(f) 1,000 connections held open');
-  const f = await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 });
+  const f = { ...(await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 })), upstreamPerOp: await callsPerOperation(gateway, sandbox, BODIES.contribuyente) };
   const rssF = peakRssMb(gateway.pid);
   rows.push({
     scenario: '(f) 1,000 connections',
@@ -248,9 +278,9 @@ async function main() {
   await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
 
   // Phase 2: upstream answering in 20 ms, a fixed unsaturating rate: the latency the gateway adds.
-  sandbox = await start('sandbox', 'bench/sandbox.ts', { LATENCY_MS: '20' });
-  gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox));
-  baseline = await start('baseline', 'bench/baseline.ts', { UPSTREAM_URL: sandbox.url, PORT: '0' });
+  sandbox = await start('sandbox', 'dist/bench/sandbox.js', { LATENCY_MS: '20' });
+  gateway = await start('gateway', 'dist/src/main.js', gatewayEnv(sandbox));
+  baseline = await start('baseline', 'dist/bench/baseline.js', { UPSTREAM_URL: sandbox.url, PORT: '0' });
   log('(b) one contribuyente at 300 req/s, upstream 20 ms');
   const [b, bBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50, rate: 300 });
   rows.push({ scenario: '(b) 300 req/s, upstream 20 ms', system: 'baseline', sample: bBase!, ratio: 1 });
@@ -266,8 +296,8 @@ async function main() {
   await Promise.all([gateway.stop(), baseline.stop(), sandbox.stop()]);
 
   // Phase 3: (a) with the cache on, every operation a hit.
-  sandbox = await start('sandbox', 'bench/sandbox.ts', {});
-  gateway = await start('gateway', 'src/main.ts', gatewayEnv(sandbox, { CACHE: 'on' }));
+  sandbox = await start('sandbox', 'dist/bench/sandbox.js', {});
+  gateway = await start('gateway', 'dist/src/main.js', gatewayEnv(sandbox, { CACHE: 'on' }));
   log('(g) (a) with the cache on');
   const [g] = await compare([gateway], sandbox, { body: BODIES.contribuyente, connections: 50 });
   rows.push({

@@ -3,7 +3,7 @@
  * every request), a token whose quota never runs out, optional latency, and a small stats
  * endpoint the bench reads to count upstream calls per operation.
  *
- *   LATENCY_MS=20 node --import tsx bench/sandbox.ts
+ *   LATENCY_MS=20 node dist/bench/sandbox.js   (after npm run build)
  */
 import { startSandbox } from '../src/sandbox/server.js';
 
