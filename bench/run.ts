@@ -107,7 +107,7 @@ async function callsPerOperation(target: Proc, sandbox: Proc, body: string): Pro
   const n = 20;
   // Let the calls of the load before this one finish first.
   let before = await upstreamCalls(sandbox);
-  for (let settled = false; !settled; ) {
+  for (let settled = false; !settled;) {
     await new Promise((r) => setTimeout(r, 300));
     const now = await upstreamCalls(sandbox);
     settled = now === before;
@@ -265,7 +265,10 @@ async function main() {
   rows.push({ scenario: '(e) 100 receipts', system: 'gateway', sample: e!, ratio: e!.rps / aBase!.rps });
 
   log('(f) 1,000 connections held open');
-  const f = { ...(await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 })), upstreamPerOp: await callsPerOperation(gateway, sandbox, BODIES.contribuyente) };
+  const f = {
+    ...(await load(gateway, sandbox, { body: BODIES.contribuyente, connections: 1000 })),
+    upstreamPerOp: await callsPerOperation(gateway, sandbox, BODIES.contribuyente),
+  };
   const rssF = peakRssMb(gateway.pid);
   rows.push({
     scenario: '(f) 1,000 connections',
