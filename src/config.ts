@@ -47,6 +47,8 @@ const EnvSchema = z
       .min(1024)
       .max(100 * 1024 * 1024)
       .default(100 * 1024),
+    /** HTTP requests handled at once per process; the rest wait unread. @default 256 */
+    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(256),
     /** Most plan queries one operation may be able to spend. @default 100 */
     MAX_OPERATION_COST: count.min(1).default(100),
     /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
@@ -114,6 +116,7 @@ export interface Config {
     readonly maxDirectives: number;
     readonly maxBodyBytes: number;
     readonly maxOperationCost: number;
+    readonly maxConcurrentRequests: number;
   };
   /** `'*'` or the list of allowed origins. */
   readonly corsOrigins: '*' | readonly string[];
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDirectives: e.MAX_DIRECTIVES,
       maxBodyBytes: e.MAX_BODY_BYTES,
       maxOperationCost: e.MAX_OPERATION_COST,
+      maxConcurrentRequests: e.MAX_CONCURRENT_REQUESTS,
     }),
     corsOrigins: parseOrigins(e.CORS_ORIGINS),
     cache: Object.freeze({

@@ -5,6 +5,11 @@ import { ERROR_CODES } from './errors.js';
 export interface HttpServerOptions {
   /** Largest request body; a larger one is answered 413 here, before Yoga sees it. */
   maxBodyBytes: number;
+  /**
+   * Requests handled at once; the rest wait, unread, in arrival order. A burst of 1,000
+   * connections then costs 1,000 sockets, not 1,000 operations half-way through. @default 256
+   */
+  maxConcurrent?: number;
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -22,7 +27,28 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * connection, and a keep-alive client would hang.
  */
 export function createHttpServer(app: App, options: HttpServerOptions): Server {
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
+  const limit = options.maxConcurrent ?? 256;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const next = () => waiting.shift()?.();
+  const admit = (run: () => void, res: ServerResponse) => {
+    const go = () => {
+      // A client that left while waiting takes no slot.
+      if (res.destroyed || res.writableEnded) return next();
+      active++;
+      // 'close' comes once per response, whether it finished or the client went away.
+      res.once('close', () => {
+        active--;
+        next();
+      });
+      run();
+    };
+    if (active < limit) go();
+    else waiting.push(go);
+  };
+  return createServer((req: IncomingMessage, res: ServerResponse) => admit(() => handle(req, res), res));
+
+  function handle(req: IncomingMessage, res: ServerResponse) {
     const writeHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
       if (!req.complete) this.setHeader('connection', 'close');
@@ -56,7 +82,7 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       (req as IncomingMessage & { body?: unknown }).body = bodyFor(req, Buffer.concat(chunks, size));
       void app(req, res);
     });
-  });
+  }
 }
 
 /**

@@ -145,7 +145,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     ...(cluster.isWorker ? { metricsText: clusterMetricsText() } : {}),
     ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
   });
-  const server = createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes });
+  const server = createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentRequests });
   const inFlight = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);

@@ -18,7 +18,15 @@ describe('loadConfig', () => {
       upstreamDeadlineMs: 15_000,
       breakerThreshold: 5,
       breakerCooldownMs: 10_000,
-      limits: { maxDepth: 6, maxAliases: 20, maxTokens: 3000, maxDirectives: 10, maxBodyBytes: 102_400, maxOperationCost: 100 },
+      limits: {
+        maxDepth: 6,
+        maxAliases: 20,
+        maxTokens: 3000,
+        maxDirectives: 10,
+        maxBodyBytes: 102_400,
+        maxOperationCost: 100,
+        maxConcurrentRequests: 256,
+      },
       corsOrigins: '*',
       cache: {
         enabled: true,
