@@ -47,8 +47,8 @@ const EnvSchema = z
       .min(1024)
       .max(100 * 1024 * 1024)
       .default(100 * 1024),
-    /** HTTP requests handled at once per process; the rest wait unread. @default 256 */
-    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(256),
+    /** HTTP requests handled at once per process; the rest wait unread. As many as the upstream pool has connections (64): more would only wait inside undici, holding their GraphQL state. @default 64 */
+    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(64),
     /** Most plan queries one operation may be able to spend. @default 100 */
     MAX_OPERATION_COST: count.min(1).default(100),
     /** Comma-separated origins allowed by CORS, or `*`. @default '*' */

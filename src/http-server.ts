@@ -7,7 +7,7 @@ export interface HttpServerOptions {
   maxBodyBytes: number;
   /**
    * Requests handled at once; the rest wait, unread, in arrival order. A burst of 1,000
-   * connections then costs 1,000 sockets, not 1,000 operations half-way through. @default 256
+   * connections then costs 1,000 sockets, not 1,000 operations half-way through. @default 64
    */
   maxConcurrent?: number;
 }
@@ -27,7 +27,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * connection, and a keep-alive client would hang.
  */
 export function createHttpServer(app: App, options: HttpServerOptions): Server {
-  const limit = options.maxConcurrent ?? 256;
+  const limit = options.maxConcurrent ?? 64;
   let active = 0;
   const waiting: (() => void)[] = [];
   const next = () => waiting.shift()?.();

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
         maxDirectives: 10,
         maxBodyBytes: 102_400,
         maxOperationCost: 100,
-        maxConcurrentRequests: 256,
+        maxConcurrentRequests: 64,
       },
       corsOrigins: '*',
       cache: {

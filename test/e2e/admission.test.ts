@@ -24,7 +24,14 @@ describe('MAX_CONCURRENT_REQUESTS', () => {
     // Fill the three slots, queue two more whose clients leave at once.
     const busy = ['20100123453', '20501234568', '20602345671'].map((ruc) => stack.gql(ContribuyenteDocument, { ruc }));
     for (let i = 0; i < 2; i++) {
-      const req = request({ host: url.hostname, port: url.port, method: 'POST', path: '/graphql', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } });
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/graphql',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      });
       req.on('error', () => undefined);
       req.end(JSON.stringify({ query: '{ contribuyente(ruc: "20603456786") { ruc } }' }));
       setTimeout(() => req.destroy(), 20);
