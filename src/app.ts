@@ -1,4 +1,5 @@
-import { execute } from 'graphql';
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import { execute, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -137,9 +138,20 @@ export function createApp(config: Config, options: AppOptions): App {
       useNoNullOrigin(),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
-      // 6. graphql-js executes: it keeps response keys in selection order (the spec's
-      //    serialized map ordering); Yoga's default executor orders them by resolution time.
+      // 6. graphql-js executes (or graphql-jit, with GRAPHQL_JIT=on): both keep response keys in
+      //    selection order (the spec's serialized map ordering); Yoga's default executor orders
+      //    them by resolution time.
       useGraphQLJsExecute(),
+      // graphql-jit answers a document it cannot compile (a subscription, here) with a masked
+      // 500; such documents stay with graphql-js.
+      ...(config.graphqlJit
+        ? [
+            useGraphQlJit(
+              {},
+              { enableIf: ({ document, operationName }) => getOperationAST(document, operationName)?.operation !== 'subscription' },
+            ) as Plugin,
+          ]
+        : []),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
     ],

@@ -78,6 +78,8 @@ const EnvSchema = z
     /** @default 'info' */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
+    /** Execute with graphql-jit (compiled queries) instead of graphql-js. @default 'off' */
+    GRAPHQL_JIT: z.enum(['on', 'off']).default('off'),
     /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
     /** Internal: set by the cluster primary for its workers when UPSTREAM_URL is its built-in sandbox. */
@@ -129,6 +131,8 @@ export interface Config {
     readonly redisUrl: string | undefined;
     readonly keySecret: string | undefined;
   };
+  /** Execute compiled queries (graphql-jit) rather than graphql-js. */
+  readonly graphqlJit: boolean;
   /** Where spans go; undefined means no tracing at all. */
   readonly otelEndpoint: string | undefined;
   /** Processes to run; 1 means no cluster. */
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.REDIS_URL,
       keySecret: e.CACHE_KEY_SECRET,
     }),
+    graphqlJit: e.GRAPHQL_JIT === 'on',
     otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     workers: e.WORKERS ?? availableParallelism(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         redisUrl: undefined,
         keySecret: undefined,
       },
+      graphqlJit: false,
       otelEndpoint: undefined,
       workers: availableParallelism(),
       shutdownTimeoutMs: 10_000,
