@@ -20,16 +20,18 @@ export interface OperationReportOptions {
  * handed to the logger, a label or an attribute.
  */
 export function useOperationReport({ logger, metrics, tracing, graphqlPath }: OperationReportOptions): Plugin {
-  const isOperation = (request: Request) =>
-    new URL(request.url).pathname === graphqlPath &&
+  /** A GraphQL operation, as opposed to GraphiQL's page (a GET for HTML), a preflight or another path. */
+  const isOperation = (request: Request, url: URL) =>
+    url.pathname === graphqlPath &&
     request.method !== 'OPTIONS' &&
-    // The GraphiQL page is a GET for HTML on the same path.
     !(request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html'));
 
   return {
-    onRequest({ request }) {
+    onRequest({ request, url }) {
       const state = requestState(request);
-      if (tracing && isOperation(request)) state.span = tracing.startOperation(request.headers);
+      // Decided once, from the URL Yoga has already parsed.
+      state.isOperation = isOperation(request, url);
+      if (tracing && state.isOperation) state.span = tracing.startOperation(request.headers);
     },
     onExecute({ args }) {
       const request = (args.contextValue as { request?: Request }).request;
@@ -48,7 +50,7 @@ export function useOperationReport({ logger, metrics, tracing, graphqlPath }: Op
     onResponse({ request, response }) {
       const state = requestState(request);
       response.headers.set('x-request-id', state.id);
-      if (!isOperation(request)) return;
+      if (!state.isOperation) return;
       const seconds = (performance.now() - state.startedAt) / 1000;
       const outcome = !state.executed ? 'rejected' : state.errorCodes.length ? 'error' : 'ok';
       const cost = spent(state);

@@ -7,6 +7,8 @@ export interface RequestState {
   /** The caller's `x-request-id` when it is a sane one, else a fresh UUID. */
   readonly id: string;
   readonly startedAt: number;
+  /** A GraphQL operation (not GraphiQL's page, a preflight or another path): reported. */
+  isOperation: boolean;
   operationName: string | undefined;
   operationType: string | undefined;
   /** The operation ran (there is `data`), as opposed to refused before execution. */
@@ -41,6 +43,7 @@ export function requestState(request: Request): RequestState {
     state = {
       id: given && SANE_ID.test(given) ? given : randomUUID(),
       startedAt: performance.now(),
+      isOperation: false,
       operationName: undefined,
       operationType: undefined,
       executed: false,
