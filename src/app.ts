@@ -7,7 +7,8 @@ import { createContextFactory, type Context } from './context.js';
 import { maskError, rootCause, useErrorContract } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
-import { useOperationReport } from './operation-report.js';
+import { OperationReport, useOperationReport } from './operation-report.js';
+import { createFastPath, type FastPath } from './fast-path.js';
 import { useHealth } from './health.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
@@ -33,6 +34,13 @@ export interface AppOptions {
 }
 
 export type App = YogaServerInstance<Record<string, never>, Context>;
+
+const fastPaths = new WeakMap<App, FastPath>();
+
+/** The app's node:http fast path for JSON POSTs (src/fast-path.ts), unless HTTP_FAST_PATH=off. */
+export function fastPathOf(app: App): FastPath | undefined {
+  return fastPaths.get(app);
+}
 
 /**
  * The Yoga app over the REST client; no socket, so tests and main both mount it.
@@ -75,7 +83,37 @@ export function createApp(config: Config, options: AppOptions): App {
   const production = config.nodeEnv === 'production';
   const graphqlEndpoint = '/graphql';
 
-  return createYoga<Record<string, never>, Context>({
+  const report = new OperationReport({ logger, metrics, tracing });
+  const cors = {
+    origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
+    exposedHeaders: ['x-request-id'],
+    // The token travels in a header, never a cookie, so no credentials mode is needed.
+    credentials: false,
+    maxAge: 600,
+  };
+  const isDev = config.nodeEnv === 'development';
+  const logging = {
+    debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+    info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
+    warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
+    // Yoga logs the original of every masked error here. An upstream failure is the
+    // upstream's, not ours: a warning with its kind and status, no stack.
+    error: (...args: unknown[]) => {
+      const cause = rootCause(args[0]);
+      if (cause instanceof UpstreamError) {
+        logger.warn(
+          { upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } },
+          'upstream failure',
+        );
+      } else {
+        logger.error({ err: args[0] }, 'unexpected error');
+      }
+    },
+  };
+
+  const app = createYoga<Record<string, never>, Context>({
     schema,
     context: createContextFactory({ upstream, lookups, concurrency: config.upstreamConcurrency, logger, tracing }),
     graphqlEndpoint,
@@ -86,40 +124,15 @@ export function createApp(config: Config, options: AppOptions): App {
     batching: false,
     // The body is read, limited and parsed in src/http-server.ts, before Yoga.
     maxRequestBodySize: false,
-    cors: {
-      origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
-      exposedHeaders: ['x-request-id'],
-      // The token travels in a header, never a cookie, so no credentials mode is needed.
-      credentials: false,
-      maxAge: 600,
-    },
+    cors,
     graphiql: {
       title: 'Consultas RUC, comprobantes y licencias: GraphQL',
       defaultQuery: EXAMPLE_OPERATION,
       headers: JSON.stringify(options.graphiqlToken ? { Authorization: `Bearer ${options.graphiqlToken}` } : {}),
     },
     renderGraphiQL,
-    maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },
-    logging: {
-      debug: (...args) => logger.debug({ args }, 'yoga'),
-      info: (...args) => logger.info({ args }, 'yoga'),
-      warn: (...args) => logger.warn({ args }, 'yoga'),
-      // Yoga logs the original of every masked error here. An upstream failure is the
-      // upstream's, not ours: a warning with its kind and status, no stack.
-      error: (...args) => {
-        const cause = rootCause(args[0]);
-        if (cause instanceof UpstreamError) {
-          logger.warn(
-            { upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } },
-            'upstream failure',
-          );
-        } else {
-          logger.error({ err: args[0] }, 'unexpected error');
-        }
-      },
-    },
+    maskedErrors: { maskError, isDev },
+    logging,
     plugins: [
       // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
       useGraphiQLAssets(),
@@ -132,7 +145,7 @@ export function createApp(config: Config, options: AppOptions): App {
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       useErrorContract(),
       // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
-      useOperationReport({ logger, metrics, tracing, graphqlPath: graphqlEndpoint }),
+      useOperationReport(report, graphqlEndpoint),
       // 4. Browser requests without a CORS preflight must carry the CSRF header.
       useCsrfPrevention(),
       useNoNullOrigin(),
@@ -156,6 +169,10 @@ export function createApp(config: Config, options: AppOptions): App {
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
     ],
   });
+  if (config.httpFastPath) {
+    fastPaths.set(app, createFastPath(app, { graphqlPath: graphqlEndpoint, report, cors, maskError, isDev, logError: logging.error }));
+  }
+  return app;
 }
 
 /** The lookup cache's store: none with CACHE=off, Redis with REDIS_URL, else an in-memory LRU. */

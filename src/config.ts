@@ -80,6 +80,8 @@ const EnvSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
     /** Execute with graphql-jit (compiled queries) instead of graphql-js. @default 'off' */
     GRAPHQL_JIT: z.enum(['on', 'off']).default('off'),
+    /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
+    HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
     /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
     /** Internal: set by the cluster primary for its workers when UPSTREAM_URL is its built-in sandbox. */
@@ -133,6 +135,8 @@ export interface Config {
   };
   /** Execute compiled queries (graphql-jit) rather than graphql-js. */
   readonly graphqlJit: boolean;
+  /** JSON POSTs skip Yoga's Fetch layer (the same plugins run). */
+  readonly httpFastPath: boolean;
   /** Where spans go; undefined means no tracing at all. */
   readonly otelEndpoint: string | undefined;
   /** Processes to run; 1 means no cluster. */
@@ -189,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keySecret: e.CACHE_KEY_SECRET,
     }),
     graphqlJit: e.GRAPHQL_JIT === 'on',
+    httpFastPath: e.HTTP_FAST_PATH === 'on',
     otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     workers: e.WORKERS ?? availableParallelism(),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -152,14 +152,20 @@ export function withContract(error: GraphQLError): GraphQLError {
   });
 }
 
+/** A result with `code` and `retryable` on every error (a stream is left as it is). */
+export function resultWithContract<R>(result: R): R {
+  const fix = <T extends { errors?: readonly unknown[] }>(r: T): T =>
+    r.errors?.length ? { ...r, errors: r.errors.map((e) => (e instanceof GraphQLError ? withContract(e) : e)) } : r;
+  if (Array.isArray(result)) return result.map(fix) as R;
+  if (typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result)) return fix(result as { errors?: readonly unknown[] }) as R;
+  return result;
+}
+
 /** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`. */
 export function useErrorContract(): Plugin {
-  const fix = <R extends { errors?: readonly GraphQLError[] }>(r: R): R =>
-    r.errors?.length ? { ...r, errors: r.errors.map((e) => (e instanceof GraphQLError ? withContract(e) : e)) } : r;
   return {
     onResultProcess({ result, setResult }) {
-      if (Array.isArray(result)) setResult(result.map(fix));
-      else if (!(Symbol.asyncIterator in result)) setResult(fix(result));
+      setResult(resultWithContract(result));
     },
   };
 }

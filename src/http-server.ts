@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { App } from './app.js';
+import { fastPathOf, type App } from './app.js';
 import { ERROR_CODES } from './errors.js';
 
 export interface HttpServerOptions {
@@ -46,6 +46,7 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
     if (active < limit) go();
     else waiting.push(go);
   };
+  const fastPath = fastPathOf(app);
   return createServer((req: IncomingMessage, res: ServerResponse) => admit(() => handle(req, res), res));
 
   function handle(req: IncomingMessage, res: ServerResponse) {
@@ -79,7 +80,9 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
     req.on('data', onData);
     req.once('end', () => {
       if (res.headersSent) return;
-      (req as IncomingMessage & { body?: unknown }).body = bodyFor(req, Buffer.concat(chunks, size));
+      const body = bodyFor(req, Buffer.concat(chunks, size));
+      if (fastPath?.(req, res, body)) return;
+      (req as IncomingMessage & { body?: unknown }).body = body;
       void app(req, res);
     });
   }

@@ -1,4 +1,4 @@
-import { getOperationAST } from 'graphql';
+import { getOperationAST, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { requestState, spent } from './request-state.js';
@@ -12,14 +12,101 @@ export interface OperationReportOptions {
   graphqlPath: string;
 }
 
+type MaybeStream = ExecutionResult | readonly ExecutionResult[] | AsyncIterable<unknown>;
+
 /**
  * What each GraphQL operation did, reported once, three ways: one JSON log line, the
  * operation metrics, and (with tracing on) the operation's span. Request id, operation
  * name, HTTP status, duration, upstream calls, plan queries, cache hits, error codes. Never
  * headers, variables or bodies: nothing that could hold a token or SOL credentials is ever
  * handed to the logger, a label or an attribute.
+ *
+ * Its four steps are called by the Yoga plugin below and by the node:http fast path
+ * (src/fast-path.ts), so both paths report alike.
  */
-export function useOperationReport({ logger, metrics, tracing, graphqlPath }: OperationReportOptions): Plugin {
+export class OperationReport {
+  readonly #logger: Logger;
+  readonly #metrics: Metrics;
+  readonly #tracing: Tracing | undefined;
+
+  constructor({ logger, metrics, tracing }: Omit<OperationReportOptions, 'graphqlPath'>) {
+    this.#logger = logger;
+    this.#metrics = metrics;
+    this.#tracing = tracing;
+  }
+
+  /** The request arrived; `isOperation` tells a GraphQL operation from a page, preflight or other path. */
+  begin(request: Request, isOperation: boolean): void {
+    const state = requestState(request);
+    state.isOperation = isOperation;
+    if (this.#tracing && isOperation) state.span = this.#tracing.startOperation(request.headers);
+  }
+
+  /** Execution starts: the operation's name and type are known. */
+  executing(args: ExecutionArgs): void {
+    const request = (args.contextValue as { request?: Request }).request;
+    if (!request) return;
+    const operation = getOperationAST(args.document, args.operationName);
+    const state = requestState(request);
+    state.operationName = operation?.name?.value;
+    state.operationType = operation?.operation;
+  }
+
+  /** The final result (after the error contract): its error codes, and whether it ran. */
+  result(request: Request, result: MaybeStream): void {
+    const results: readonly ExecutionResult[] = Array.isArray(result)
+      ? result
+      : Symbol.asyncIterator in result
+        ? []
+        : [result as ExecutionResult];
+    const state = requestState(request);
+    state.errorCodes = results.flatMap((r) => (r.errors ?? []).map((e) => String(e.extensions?.['code'])));
+    state.executed = results.some((r) => 'data' in r && r.data !== undefined);
+  }
+
+  /** The answer is ready: the request id it must carry, and the report itself. */
+  end(request: Request, status: number): string {
+    const state = requestState(request);
+    if (!state.isOperation) return state.id;
+    const seconds = (performance.now() - state.startedAt) / 1000;
+    const outcome = !state.executed ? 'rejected' : state.errorCodes.length ? 'error' : 'ok';
+    const cost = spent(state);
+    this.#logger.info(
+      {
+        reqId: state.id,
+        operation: state.operationName ?? null,
+        status,
+        durationMs: Math.round(seconds * 10_000) / 10,
+        ...cost,
+        estimatedCost: state.estimatedCost,
+        errors: state.errorCodes,
+      },
+      'operation',
+    );
+    this.#metrics.operation(state.operationName, outcome, seconds, state.errorCodes);
+    if (state.span) {
+      Tracing.end(
+        state.span,
+        {
+          'graphql.operation.name': state.operationName ?? '',
+          'graphql.operation.type': state.operationType ?? '',
+          'http.response.status_code': status,
+          'gateway.request_id': state.id,
+          'gateway.outcome': outcome,
+          'gateway.error_codes': state.errorCodes,
+          'gateway.plan_queries': cost.queries,
+          'gateway.upstream_calls': cost.upstreamCalls,
+          'gateway.cache_hits': cost.cacheHits,
+        },
+        outcome !== 'ok',
+      );
+    }
+    return state.id;
+  }
+}
+
+/** The report as a Yoga plugin, for every request Yoga handles. */
+export function useOperationReport(report: OperationReport, graphqlPath: string): Plugin {
   /** A GraphQL operation, as opposed to GraphiQL's page (a GET for HTML), a preflight or another path. */
   const isOperation = (request: Request, url: URL) =>
     url.pathname === graphqlPath &&
@@ -27,63 +114,12 @@ export function useOperationReport({ logger, metrics, tracing, graphqlPath }: Op
     !(request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html'));
 
   return {
-    onRequest({ request, url }) {
-      const state = requestState(request);
-      // Decided once, from the URL Yoga has already parsed.
-      state.isOperation = isOperation(request, url);
-      if (tracing && state.isOperation) state.span = tracing.startOperation(request.headers);
-    },
-    onExecute({ args }) {
-      const request = (args.contextValue as { request?: Request }).request;
-      if (!request) return;
-      const operation = getOperationAST(args.document, args.operationName);
-      const state = requestState(request);
-      state.operationName = operation?.name?.value;
-      state.operationType = operation?.operation;
-    },
-    onResultProcess({ request, result }) {
-      const results = Array.isArray(result) ? result : Symbol.asyncIterator in result ? [] : [result];
-      const state = requestState(request);
-      state.errorCodes = results.flatMap((r) => (r.errors ?? []).map((e) => String(e.extensions?.['code'])));
-      state.executed = results.some((r) => 'data' in r && r.data !== undefined);
-    },
+    // Decided once, from the URL Yoga has already parsed.
+    onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
+    onExecute: ({ args }) => report.executing(args),
+    onResultProcess: ({ request, result }) => report.result(request, result),
     onResponse({ request, response }) {
-      const state = requestState(request);
-      response.headers.set('x-request-id', state.id);
-      if (!state.isOperation) return;
-      const seconds = (performance.now() - state.startedAt) / 1000;
-      const outcome = !state.executed ? 'rejected' : state.errorCodes.length ? 'error' : 'ok';
-      const cost = spent(state);
-      logger.info(
-        {
-          reqId: state.id,
-          operation: state.operationName ?? null,
-          status: response.status,
-          durationMs: Math.round(seconds * 10_000) / 10,
-          ...cost,
-          estimatedCost: state.estimatedCost,
-          errors: state.errorCodes,
-        },
-        'operation',
-      );
-      metrics.operation(state.operationName, outcome, seconds, state.errorCodes);
-      if (state.span) {
-        Tracing.end(
-          state.span,
-          {
-            'graphql.operation.name': state.operationName ?? '',
-            'graphql.operation.type': state.operationType ?? '',
-            'http.response.status_code': response.status,
-            'gateway.request_id': state.id,
-            'gateway.outcome': outcome,
-            'gateway.error_codes': state.errorCodes,
-            'gateway.plan_queries': cost.queries,
-            'gateway.upstream_calls': cost.upstreamCalls,
-            'gateway.cache_hits': cost.cacheHits,
-          },
-          outcome !== 'ok',
-        );
-      }
+      response.headers.set('x-request-id', report.end(request, response.status));
     },
   };
 }

@@ -56,6 +56,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     CACHE: 'off',
     // The whole suite can run on graphql-jit too: GRAPHQL_JIT=on npx vitest run
     GRAPHQL_JIT: process.env['GRAPHQL_JIT'] ?? 'off',
+    // And through Yoga alone, without the node:http fast path: HTTP_FAST_PATH=off npx vitest run
+    HTTP_FAST_PATH: process.env['HTTP_FAST_PATH'] ?? 'on',
     ...options.env,
   });
   const logs: string[] = [];

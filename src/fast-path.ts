@@ -1,0 +1,220 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-node/server';
+import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
+import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import { resultWithContract } from './errors.js';
+import type { OperationReport } from './operation-report.js';
+
+/**
+ * The common request, a JSON POST to /graphql, answered straight from node:http.
+ *
+ * Yoga wraps every request in Fetch API objects (Request, Headers, Response) and promise
+ * chains; measured, that layer cost more than parsing, validating and executing the
+ * operation. Here the very same envelop pipeline runs (parse and validation caches, GraphQL
+ * Armor, the cost limit, the operation report, masked errors, graphql-js or graphql-jit):
+ * only the HTTP layer around it is plain Node. What this path does not take (GET, GraphiQL,
+ * other content types or `Accept` values, batches, anything unusual in the body) goes to Yoga
+ * unchanged, so its errors stay Yoga's own. `HTTP_FAST_PATH=off` sends everything to Yoga; the
+ * end-to-end suite runs both ways and test/e2e/fast-path.test.ts compares the two answers.
+ *
+ * Mirrors, in order, what Yoga does for such a request: its onRequest hooks that apply here
+ * (the report's), parameter checks (held by the eligibility test), `getEnveloped(context)`,
+ * parse, validate, context, execute, error handling with the same masking, the result hooks
+ * (error contract, report), `processRegularResult` for any answer with errors, CORS headers
+ * as whatwg-node computes them, and the report's `x-request-id`.
+ */
+export type FastPath = (req: IncomingMessage, res: ServerResponse, body: unknown) => boolean;
+
+export interface FastPathOptions {
+  graphqlPath: string;
+  report: OperationReport;
+  cors: CORSOptions;
+  maskError: (error: unknown, message: string, isDev?: boolean) => Error;
+  isDev: boolean;
+  /** Yoga's `logging.error`, given the original of every error that was masked. */
+  logError: (error: unknown) => void;
+}
+
+interface Params {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+  extensions?: Record<string, unknown> | null;
+}
+
+const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isOptionalObject = (v: unknown) => v == null || isPlainObject(v);
+
+/** The body's GraphQL parameters when they are what Yoga's own checks would accept without a word. */
+function paramsOf(body: unknown): Params | undefined {
+  if (!isPlainObject(body) || typeof body['query'] !== 'string') return undefined;
+  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return undefined;
+  const { variables, operationName, extensions } = body;
+  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  return body as unknown as Params;
+}
+
+/** The media type Yoga's result processor would answer with, for the `Accept` values taken here. */
+function mediaTypeOf(accept: string | undefined): string | undefined {
+  if (accept === undefined || accept === '*/*' || accept === 'application/json') return 'application/json';
+  if (accept === 'application/graphql-response+json') return accept;
+  return undefined;
+}
+
+/** Yoga's own test for a JSON body (`isContentTypeMatch`), byte for byte. */
+function isJson(contentType: string | undefined): boolean {
+  const first = contentType?.split(',')[0];
+  return first === 'application/json' || !!first?.startsWith('application/json;');
+}
+
+/** The part of the Fetch `Headers` interface the plugins read, over node's header object. */
+class NodeHeaders {
+  constructor(private readonly raw: IncomingHttpHeaders) {}
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  has(name: string): boolean {
+    return this.raw[name.toLowerCase()] !== undefined;
+  }
+  keys(): IterableIterator<string> {
+    return Object.keys(this.raw)[Symbol.iterator]();
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const key of Object.keys(this.raw)) yield [key, this.get(key)!];
+  }
+  forEach(fn: (value: string, key: string) => void): void {
+    for (const [key, value] of this.entries()) fn(value, key);
+  }
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+}
+
+/** The part of the Fetch `Request` interface the envelop plugins and the context read. */
+class NodeRequest {
+  readonly method: string;
+  readonly headers: NodeHeaders;
+  constructor(private readonly req: IncomingMessage) {
+    this.method = req.method ?? 'GET';
+    this.headers = new NodeHeaders(req.headers);
+  }
+  get url(): string {
+    return `http://${this.req.headers.host ?? 'localhost'}${this.req.url ?? '/'}`;
+  }
+}
+
+type Enveloped = ReturnType<YogaServerInstance<Record<string, never>, Record<string, unknown>>['getEnveloped']>;
+
+export function createFastPath(
+  yoga: YogaServerInstance<Record<string, never>, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  options: FastPathOptions,
+): FastPath {
+  // Read once: each read through Yoga's adapter proxy makes a new bound function.
+  const getEnveloped = yoga.getEnveloped as unknown as (context: Record<string, unknown>) => Enveloped;
+  const fetchAPI = yoga.fetchAPI;
+  const { report, cors, graphqlPath } = options;
+  // A hook this path does not run would be skipped silently: refuse to start instead.
+  const executionResultHooks = (yoga as unknown as { onExecutionResultHooks: unknown[] }).onExecutionResultHooks;
+  if (executionResultHooks.length > 0) throw new Error('fast path: onExecutionResult hooks are not supported');
+
+  /** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
+  const handleError = (error: unknown): GraphQLError[] => {
+    if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors)) {
+      return error.errors.flatMap(handleError);
+    }
+    if (isAbortError(error)) return [];
+    const masked = options.maskError(error, 'Unexpected error.', options.isDev);
+    if (masked !== error) options.logError(error);
+    return [masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked })];
+  };
+
+  const run = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: NodeRequest,
+    params: Params,
+  ): Promise<ExecutionResult | AsyncIterable<unknown>> => {
+    try {
+      const context: Record<string, unknown> = { req, res, request, params };
+      const enveloped = getEnveloped(context);
+      const document = enveloped.parse(params.query);
+      const errors = enveloped.validate(enveloped.schema, document);
+      if (errors.length > 0) return { errors };
+      const contextValue = await enveloped.contextFactory();
+      const args = {
+        schema: enveloped.schema,
+        document,
+        contextValue,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      };
+      const operation = getOperationAST(document, params.operationName);
+      return (await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args))) as ExecutionResult;
+    } catch (error) {
+      return { errors: handleError(error) };
+    }
+  };
+
+  const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
+    const request = new NodeRequest(req);
+    const asRequest = request as unknown as Request;
+    report.begin(asRequest, true);
+    const result = resultWithContract(await run(req, res, request, params));
+    report.result(asRequest, result as ExecutionResult);
+
+    let status = 200;
+    let headers: Record<string, string> = { 'Content-Type': `${mediaType}; charset=utf-8` };
+    let body: string;
+    const plain = result as ExecutionResult & { stringify?: (r: unknown) => string };
+    if (!(Symbol.asyncIterator in result) && !plain.errors?.length && !plain.extensions?.['http']) {
+      // What processRegularResult does for a result without errors, without the Response object.
+      body = (plain.stringify ?? JSON.stringify)(plain);
+    } else {
+      const response = await processRegularResult(result as ExecutionResult, fetchAPI, mediaType);
+      status = response.status;
+      headers = {};
+      response.headers.forEach((value, key) => (headers[key] = value));
+      body = await response.text();
+    }
+    for (const [name, value] of Object.entries(getCORSHeadersByRequestAndOptions(asRequest, cors) ?? {})) {
+      // As useNoNullOrigin in src/app.ts: no header at all is the refusal.
+      if (name === 'Access-Control-Allow-Origin' && value === 'null') continue;
+      headers[name] = value;
+    }
+    headers['content-length'] = String(Buffer.byteLength(body));
+    headers['x-request-id'] = report.end(asRequest, status);
+    if (res.destroyed) return;
+    res.writeHead(status, headers);
+    res.end(body);
+  };
+
+  return (req, res, body) => {
+    if (req.method !== 'POST' || req.url !== graphqlPath || !isJson(req.headers['content-type'])) return false;
+    const mediaType = mediaTypeOf(req.headers.accept);
+    const params = mediaType ? paramsOf(body) : undefined;
+    if (!mediaType || !params) return false;
+    respond(req, res, mediaType, params).catch((error: unknown) => {
+      // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
+      options.logError(error);
+      if (res.headersSent) return void res.destroy();
+      const text = JSON.stringify({
+        errors: [{ message: 'Error interno del gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR', retryable: false } }],
+      });
+      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+    return true;
+  };
+}
+
+function isAbortError(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error?.constructor?.name === 'DOMException' &&
+    ((error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError')
+  );
+}
