@@ -1,6 +1,17 @@
 import { Kind, getOperationAST, type DocumentNode, type FieldNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from './validation.js';
 
+/** A root field that can spend plan queries, with the argument that says how many. */
+interface Term {
+  field: 'contribuyente' | 'contribuyentes' | 'contribuyenteDetalle' | 'licencia' | 'receipts';
+  value: ValueNode | undefined;
+  /** A Contribuyente selection that asks for `detalle` anywhere in it. */
+  detalle: boolean;
+}
+
+/** Terms per document and operation name: parsed documents are cached, so each is walked once. */
+const plans = new WeakMap<DocumentNode, Map<string, Term[]>>();
+
 /**
  * The most plan queries an operation could spend, from its document and variables, before
  * anything runs. It counts what the resolvers would call, with the same rules: distinct
@@ -9,17 +20,16 @@ import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from './valida
  * `@skip` and `@include` are ignored: the bound stays an upper bound.
  */
 export function estimateCost(document: DocumentNode, operationName: string | null | undefined, variables: unknown): number {
-  const operation = getOperationAST(document, operationName ?? undefined);
-  if (!operation) return 0;
-  const vars = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
-  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
-  const ruc = new Set<string>();
-  const rucSunat = new Set<string>();
-  const licencias = new Set<string>();
-  let receipts = 0;
+  let byName = plans.get(document);
+  if (!byName) plans.set(document, (byName = new Map()));
+  const key = operationName ?? '';
+  let terms = byName.get(key);
+  if (!terms) byName.set(key, (terms = planOf(document, operationName)));
+  if (terms.length === 0) return 0;
 
-  const valueOf = (node: ValueNode): unknown => {
-    switch (node.kind) {
+  const vars = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
+  const valueOf = (node: ValueNode | undefined): unknown => {
+    switch (node?.kind) {
       case Kind.VARIABLE:
         return vars[node.name.value];
       case Kind.STRING:
@@ -32,10 +42,6 @@ export function estimateCost(document: DocumentNode, operationName: string | nul
         return undefined;
     }
   };
-  const arg = (field: FieldNode, name: string): unknown => {
-    const node = field.arguments?.find((a) => a.name.value === name);
-    return node ? valueOf(node.value) : undefined;
-  };
   const rucsOf = (value: unknown, max: number): string[] => {
     const list = Array.isArray(value) ? value : [value];
     if (list.length > max) return [];
@@ -46,6 +52,43 @@ export function estimateCost(document: DocumentNode, operationName: string | nul
     });
   };
 
+  const ruc = new Set<string>();
+  const rucSunat = new Set<string>();
+  const licencias = new Set<string>();
+  let receipts = 0;
+  for (const term of terms) {
+    const value = valueOf(term.value);
+    switch (term.field) {
+      case 'contribuyente':
+      case 'contribuyentes': {
+        const keys = term.field === 'contribuyente' ? rucsOf(value, 1) : rucsOf(value, MAX_RUCS);
+        for (const k of keys) ruc.add(k);
+        if (term.detalle) for (const k of keys) rucSunat.add(k);
+        break;
+      }
+      case 'contribuyenteDetalle':
+        for (const k of rucsOf(value, 1)) rucSunat.add(k);
+        break;
+      case 'licencia': {
+        const checked = typeof value === 'string' ? checkNumLicencia(value) : undefined;
+        if (checked?.ok) licencias.add(checked.value);
+        break;
+      }
+      case 'receipts':
+        if (Array.isArray(value) && value.length <= MAX_COMPROBANTES) receipts += value.length;
+        break;
+    }
+  }
+  return ruc.size + rucSunat.size + 2 * licencias.size + receipts;
+}
+
+/** The operation's root fields that reach the upstream, through fragments, with their key argument. */
+function planOf(document: DocumentNode, operationName: string | null | undefined): Term[] {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return [];
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const arg = (field: FieldNode, name: string) => field.arguments?.find((a) => a.name.value === name)?.value;
+
   /** Fields of a selection set, through fragments, each fragment once per path. */
   const fieldsOf = (set: SelectionSetNode | undefined, seen: Set<string> = new Set()): FieldNode[] =>
     (set?.selections ?? []).flatMap((s) => {
@@ -55,35 +98,23 @@ export function estimateCost(document: DocumentNode, operationName: string | nul
       const fragment = fragments.get(s.name.value);
       return fragment ? fieldsOf(fragment.selectionSet, new Set(seen).add(s.name.value)) : [];
     });
-
-  /** Whether a Contribuyente selection asks for `detalle` anywhere in it. */
   const wantsDetalle = (field: FieldNode) => fieldsOf(field.selectionSet).some((f) => f.name.value === 'detalle');
 
-  for (const field of fieldsOf(operation.selectionSet)) {
+  return fieldsOf(operation.selectionSet).flatMap((field): Term[] => {
     switch (field.name.value) {
       case 'contribuyente':
-      case 'contribuyentes': {
-        const keys = field.name.value === 'contribuyente' ? rucsOf(arg(field, 'ruc'), 1) : rucsOf(arg(field, 'rucs'), MAX_RUCS);
-        for (const k of keys) ruc.add(k);
-        if (wantsDetalle(field)) for (const k of keys) rucSunat.add(k);
-        break;
-      }
+        return [{ field: 'contribuyente', value: arg(field, 'ruc'), detalle: wantsDetalle(field) }];
+      case 'contribuyentes':
+        return [{ field: 'contribuyentes', value: arg(field, 'rucs'), detalle: wantsDetalle(field) }];
       case 'contribuyenteDetalle':
-        for (const k of rucsOf(arg(field, 'ruc'), 1)) rucSunat.add(k);
-        break;
-      case 'licencia': {
-        const value = arg(field, 'numLicencia');
-        const checked = typeof value === 'string' ? checkNumLicencia(value) : undefined;
-        if (checked?.ok) licencias.add(checked.value);
-        break;
-      }
+        return [{ field: 'contribuyenteDetalle', value: arg(field, 'ruc'), detalle: false }];
+      case 'licencia':
+        return [{ field: 'licencia', value: arg(field, 'numLicencia'), detalle: false }];
       case 'validarComprobantes':
-      case 'validarComprobantesTexto': {
-        const list = arg(field, 'comprobantes');
-        if (Array.isArray(list) && list.length <= MAX_COMPROBANTES) receipts += list.length;
-        break;
-      }
+      case 'validarComprobantesTexto':
+        return [{ field: 'receipts', value: arg(field, 'comprobantes'), detalle: false }];
+      default:
+        return [];
     }
-  }
-  return ruc.size + rucSunat.size + 2 * licencias.size + receipts;
+  });
 }

@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import { MissingTokenError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
-import { timeoutSignal } from './timeout.js';
 import {
   LicenciaRecordSchema,
   RucRecordSchema,
@@ -216,12 +215,11 @@ export class UpstreamClient {
       ctx.observe?.(info);
       finish?.(info);
     };
-    const timeout = timeoutSignal(timeoutMs);
     try {
       const record = await route.breaker.execute(() => {
         // Inside the breaker: an open one refuses before any call (or span) starts.
         finish = ctx.onCallStart?.({ path: req.path, origin: route.name, attempt });
-        return route.origin.post(req.path, req.body, token, req.schema, { signal: timeout.signal });
+        return route.origin.post(req.path, req.body, token, req.schema, { timeoutMs });
       });
       report(200);
       return record;
@@ -232,8 +230,6 @@ export class UpstreamClient {
       }
       report(isUpstreamError(error) ? error.status : undefined, error);
       throw error;
-    } finally {
-      timeout.clear();
     }
   }
 }
