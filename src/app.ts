@@ -1,5 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { execute, getOperationAST } from 'graphql';
+import { execute, getOperationAST, type DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -151,20 +151,11 @@ export function createApp(config: Config, options: AppOptions): App {
       useNoNullOrigin(),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
-      // 6. graphql-js executes (or graphql-jit, with GRAPHQL_JIT=on): both keep response keys in
-      //    selection order (the spec's serialized map ordering); Yoga's default executor orders
-      //    them by resolution time.
+      // 6. graphql-js executes, or graphql-jit for the documents that come back (GRAPHQL_JIT):
+      //    both keep response keys in selection order (the spec's serialized map ordering);
+      //    Yoga's default executor orders them by resolution time.
       useGraphQLJsExecute(),
-      // graphql-jit answers a document it cannot compile (a subscription, here) with a masked
-      // 500; such documents stay with graphql-js.
-      ...(config.graphqlJit
-        ? [
-            useGraphQlJit(
-              {},
-              { enableIf: ({ document, operationName }) => getOperationAST(document, operationName)?.operation !== 'subscription' },
-            ) as Plugin,
-          ]
-        : []),
+      ...(config.graphqlJit === 'off' ? [] : [useJitWhenHot(config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER)]),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
     ],
@@ -189,6 +180,32 @@ function createStore(config: Config, logger: Logger): CacheStore | undefined {
         ? logger.info({ cache: 'redis' }, 'cache store up')
         : logger.warn({ cache: 'redis', error: error?.message }, 'cache store down: lookups go to the upstream until it is back'),
   });
+}
+
+/** Runs of one document after which GRAPHQL_JIT=hot compiles it. */
+export const JIT_HOT_AFTER = 3;
+
+/**
+ * graphql-jit for a document once it has run `after` times. Compiling costs far more than one
+ * run (about a millisecond), so a client sending a new document every time would make the
+ * gateway compile for nothing; the documents apps repeat, which are nearly all of the
+ * traffic, get compiled on their third run. Parsed documents are cached (same string, same
+ * DocumentNode), so counting by node counts by text; the WeakMap lets uncached ones go.
+ * graphql-jit answers a document it cannot compile (a subscription, here) with a masked 500,
+ * so subscriptions stay with graphql-js.
+ */
+function useJitWhenHot(after: number): Plugin {
+  const runs = new WeakMap<DocumentNode, number>();
+  return useGraphQlJit(
+    {},
+    {
+      enableIf: ({ document, operationName }) => {
+        const n = (runs.get(document) ?? 0) + 1;
+        if (n <= after) runs.set(document, n);
+        return n >= after && getOperationAST(document, operationName)?.operation !== 'subscription';
+      },
+    },
+  ) as Plugin;
 }
 
 function useGraphQLJsExecute(): Plugin {

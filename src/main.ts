@@ -6,7 +6,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpServer } from './http-server.js';
-import { createLogger } from './logger.js';
+import { createLogger, flushLogsSync } from './logger.js';
 import { DEFAULT_TOKENS, TRIGGERS } from './sandbox/data.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -102,7 +102,7 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
     clearTimeout(guard);
     await sandbox?.close();
     logger.info('stopped');
-    logger.flush();
+    flushLogsSync(logger);
     process.exit(0);
   };
   process.once('SIGINT', (s) => void stop(s));
@@ -176,7 +176,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     }
     await sandbox?.close();
     logger.info('stopped');
-    logger.flush();
+    flushLogsSync(logger);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

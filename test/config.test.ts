@@ -37,7 +37,7 @@ describe('loadConfig', () => {
         redisUrl: undefined,
         keySecret: undefined,
       },
-      graphqlJit: false,
+      graphqlJit: 'hot',
       otelEndpoint: undefined,
       workers: availableParallelism(),
       shutdownTimeoutMs: 10_000,

@@ -82,27 +82,34 @@ export class Metrics {
     this.#breaker.set({ origin: 'primary' }, 0);
   }
 
+  // Series bound to their labels once: prom-client hashes a label object on every update
+  // otherwise, which was most of the metrics' cost per operation. The label values are
+  // already bounded (see #operationLabel), so are these maps.
+  readonly #operationSeries = bound((operation, outcome) => ({
+    count: this.#operations.labels(operation, outcome),
+    seconds: this.#operationSeconds.labels(operation, outcome),
+  }));
+  readonly #errorSeries = bound((code) => this.#errors.labels(code));
+  readonly #callSeries = bound((path, status, outcome, origin) => this.#upstreamCalls.labels(path, status, outcome, origin));
+  readonly #callSeconds = bound((path, outcome) => this.#upstreamSeconds.labels(path, outcome));
+  readonly #cacheSeries = bound((op, result) => this.#cache.labels(op, result));
+
   operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
-    const operation = this.#operationLabel(name);
-    this.#operations.inc({ operation, outcome });
-    this.#operationSeconds.observe({ operation, outcome }, seconds);
-    for (const code of codes) this.#errors.inc({ code });
+    const series = this.#operationSeries(this.#operationLabel(name), outcome);
+    series.count.inc();
+    series.seconds.observe(seconds);
+    for (const code of codes) this.#errorSeries(code).inc();
   }
 
   upstreamCall(call: UpstreamCallInfo) {
-    this.#upstreamCalls.inc({
-      path: call.path,
-      status: call.status === undefined ? 'none' : String(call.status),
-      outcome: call.outcome,
-      origin: call.origin,
-    });
-    this.#upstreamSeconds.observe({ path: call.path, outcome: call.outcome }, call.durationMs / 1000);
+    this.#callSeries(call.path, call.status === undefined ? 'none' : String(call.status), call.outcome, call.origin).inc();
+    this.#callSeconds(call.path, call.outcome).observe(call.durationMs / 1000);
     if (call.attempt > 1) this.#retries.inc({ path: call.path });
     if (call.queries > 0) this.#queries.inc({ path: call.path }, call.queries);
   }
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
-    this.#cache.inc({ op, result });
+    this.#cacheSeries(op, result).inc();
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {
@@ -117,4 +124,15 @@ export class Metrics {
     this.#names.add(name);
     return name;
   }
+}
+
+/** `make(...labels)` once per distinct label values, then the same series. */
+function bound<T>(make: (...labels: string[]) => T): (...labels: string[]) => T {
+  const series = new Map<string, T>();
+  return (...labels) => {
+    const key = labels.join('\u0000');
+    let found = series.get(key);
+    if (found === undefined) series.set(key, (found = make(...labels)));
+    return found;
+  };
 }
