@@ -38,6 +38,7 @@ describe('loadConfig', () => {
         keySecret: undefined,
       },
       graphqlJit: 'hot',
+      httpFastPath: true,
       otelEndpoint: undefined,
       workers: availableParallelism(),
       shutdownTimeoutMs: 10_000,
