@@ -161,7 +161,18 @@ export function createApp(config: Config, options: AppOptions): App {
     ],
   });
   if (config.httpFastPath) {
-    fastPaths.set(app, createFastPath(app, { graphqlPath: graphqlEndpoint, report, cors, maskError, isDev, logError: logging.error }));
+    fastPaths.set(
+      app,
+      createFastPath(app, {
+        graphqlPath: graphqlEndpoint,
+        report,
+        cors,
+        maskError,
+        isDev,
+        logError: logging.error,
+        onTaken: () => metrics.fastPath(),
+      }),
+    );
   }
   return app;
 }

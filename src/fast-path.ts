@@ -33,6 +33,8 @@ export interface FastPathOptions {
   isDev: boolean;
   /** Yoga's `logging.error`, given the original of every error that was masked. */
   logError: (error: unknown) => void;
+  /** Called for each request this path takes (a metric counts them). */
+  onTaken?: () => void;
 }
 
 interface Params {
@@ -56,11 +58,55 @@ function paramsOf(body: unknown): Params | undefined {
   return body as unknown as Params;
 }
 
-/** The media type Yoga's result processor would answer with, for the `Accept` values taken here. */
+/**
+ * The media type Yoga's result processors would answer a single result with, for this
+ * `Accept`, when the processor is the regular JSON one; undefined when Yoga would choose
+ * another (SSE, multipart) or none (406): those requests go to Yoga. The same walk as Yoga's
+ * `useResultProcessors` (the last match wins) over the same parsing of the header.
+ */
+function regularMediaType(accept: string | undefined): string | undefined {
+  const requested = (accept || '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .flatMap((entry) => {
+      const [mediaType, ...params] = entry.split(';');
+      // Only utf-8 is served; utf-8 is assumed when no charset is given.
+      const charset = params.find((p) => p.includes('charset=')) ?? 'charset=utf-8';
+      return mediaType !== undefined && charset === 'charset=utf-8' ? [mediaType] : [];
+    })
+    .reverse();
+  let chosen: { processor: string; mediaType: string } | undefined;
+  for (const { processor, mediaTypes } of RESULT_PROCESSORS) {
+    for (const asked of requested) {
+      for (const mediaType of mediaTypes) if (matches(mediaType, asked)) chosen = { processor, mediaType };
+    }
+  }
+  return chosen?.processor === 'regular' ? chosen.mediaType : undefined;
+}
+
+/** Yoga's processors for a result that is not a stream, in its order. */
+const RESULT_PROCESSORS = [
+  { processor: 'sse', mediaTypes: ['text/event-stream'] },
+  { processor: 'multipart', mediaTypes: ['multipart/mixed'] },
+  { processor: 'regular', mediaTypes: ['application/graphql-response+json', 'application/json'] },
+];
+
+/** Yoga's `isMatchingMediaType`: a wildcard on the asked side matches. */
+function matches(processorType: string, askedType: string): boolean {
+  const [pre, suf] = processorType.split('/');
+  const [askedPre, askedSuf] = askedType.split('/');
+  return (askedPre === '*' || askedPre === pre) && (askedSuf === '*' || askedSuf === suf);
+}
+
+/** Clients send a handful of distinct `Accept` values; each is worked out once. */
+const mediaTypes = new Map<string, string | undefined>();
 function mediaTypeOf(accept: string | undefined): string | undefined {
-  if (accept === undefined || accept === '*/*' || accept === 'application/json') return 'application/json';
-  if (accept === 'application/graphql-response+json') return accept;
-  return undefined;
+  const key = accept ?? '';
+  if (mediaTypes.has(key)) return mediaTypes.get(key);
+  const found = regularMediaType(accept);
+  if (mediaTypes.size < 256) mediaTypes.set(key, found);
+  return found;
 }
 
 /** Yoga's own test for a JSON body (`isContentTypeMatch`), byte for byte. */
@@ -197,6 +243,7 @@ export function createFastPath(
     const mediaType = mediaTypeOf(req.headers.accept);
     const params = mediaType ? paramsOf(body) : undefined;
     if (!mediaType || !params) return false;
+    options.onTaken?.();
     respond(req, res, mediaType, params).catch((error: unknown) => {
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
       options.logError(error);

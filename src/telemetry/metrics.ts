@@ -69,6 +69,11 @@ export class Metrics {
     labelNames: ['op', 'result'] as const,
     registers: [this.registry],
   });
+  readonly #fastPath = new Counter({
+    name: 'gateway_fast_path_requests_total',
+    help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
+    registers: [this.registry],
+  });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
@@ -106,6 +111,10 @@ export class Metrics {
     this.#callSeconds(call.path, call.outcome).observe(call.durationMs / 1000);
     if (call.attempt > 1) this.#retries.inc({ path: call.path });
     if (call.queries > 0) this.#queries.inc({ path: call.path }, call.queries);
+  }
+
+  fastPath() {
+    this.#fastPath.inc();
   }
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {

@@ -1,0 +1,227 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
+
+/**
+ * The node:http fast path (src/fast-path.ts) and Yoga answer every request alike: two
+ * gateways over one sandbox, one with HTTP_FAST_PATH=on and one with it off, get the same
+ * bytes and must answer with the same status, headers and body, having made the same
+ * upstream calls. The fast path's own counter shows which requests it took; the rest went
+ * to Yoga on both sides. (The whole end-to-end suite also runs both ways in CI.)
+ */
+
+let sandbox: Sandbox;
+let fast: Stack;
+let yoga: Stack;
+const env = { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '500' };
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ slowMs: 1500 });
+  fast = await startStack({ sharedSandbox: sandbox, env: { ...env, HTTP_FAST_PATH: 'on' } });
+  yoga = await startStack({ sharedSandbox: sandbox, env: { ...env, HTTP_FAST_PATH: 'off' } });
+});
+afterAll(async () => {
+  await fast?.close();
+  await yoga?.close();
+  await sandbox?.close();
+});
+
+interface Raw {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Exactly these bytes, with no header added by a client library (no Accept unless given). */
+function send(base: string, raw: Raw): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${base}${raw.path ?? '/graphql'}`,
+      { method: raw.method ?? 'POST', headers: { 'x-request-id': 'same-id-both-ways', ...raw.headers } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(raw.body);
+  });
+}
+
+/** Headers that say something about the answer (not the connection or the clock). */
+function meaningful(headers: Answer['headers']) {
+  const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...rest } = headers;
+  return rest;
+}
+
+async function taken(): Promise<number> {
+  const text = await (await fetch(`${fast.url}/metrics`)).text();
+  return Number(/^gateway_fast_path_requests_total (\d+)/m.exec(text)?.[1] ?? NaN);
+}
+
+/** Sends `raw` to both gateways; they must agree. Returns the answer and whether the fast path took it. */
+async function both(raw: Raw): Promise<Answer & { json: unknown; viaFastPath: boolean }> {
+  const takenBefore = await taken();
+  const callsBefore = sandbox.calls.length;
+  const a = await send(fast.url, raw);
+  const callsMid = sandbox.calls.length;
+  const viaFastPath = (await taken()) - takenBefore === 1;
+  const b = await send(yoga.url, raw);
+  const callsAfter = sandbox.calls.length;
+
+  expect(a.status).toBe(b.status);
+  expect(meaningful(a.headers)).toEqual(meaningful(b.headers));
+  expect(a.body).toBe(b.body);
+  expect(callsMid - callsBefore).toBe(callsAfter - callsMid);
+  let json: unknown;
+  try {
+    json = JSON.parse(a.body);
+  } catch {
+    json = undefined;
+  }
+  return { ...a, json, viaFastPath };
+}
+
+const json = (body: unknown, headers: Record<string, string> = {}): Raw => ({
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers },
+  body: JSON.stringify(body),
+});
+const CONTRIBUYENTE = 'query C($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado } }';
+const OK_RUC = '20100123453';
+
+describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
+  const cases: [string, Raw][] = [
+    ['no Accept header', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } })],
+    ['Accept */*', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { accept: '*/*' })],
+    ['Accept application/json', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { accept: 'application/json' })],
+    [
+      'Accept graphql-response+json, json (as GraphQL clients send)',
+      json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { accept: 'application/graphql-response+json, application/json' }),
+    ],
+    ['content-type with charset', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { 'content-type': 'application/json; charset=utf-8' })],
+    ['variables, operationName and extensions null or empty', json({ query: '{ __typename }', variables: null, operationName: null, extensions: {} })],
+    [
+      'operationName picks one of two operations',
+      json({ query: `${CONTRIBUYENTE} query T { __typename }`, operationName: 'C', variables: { ruc: OK_RUC } }),
+    ],
+    ['an operationName that is not in the document', json({ query: `${CONTRIBUYENTE} query T { __typename }`, operationName: 'X' })],
+    ['a field the schema lacks (json)', json({ query: '{ nope }' }, { accept: 'application/json' })],
+    ['a field the schema lacks (graphql-response+json: 400)', json({ query: '{ nope }' }, { accept: 'application/graphql-response+json' })],
+    ['a syntax error', json({ query: '{ contribuyente(ruc: ' }, { accept: 'application/graphql-response+json' })],
+    ['a variable of the wrong type', json({ query: CONTRIBUYENTE, variables: { ruc: 20100123453 } })],
+    ['a missing variable', json({ query: CONTRIBUYENTE })],
+    ['a RUC with a wrong check digit', json({ query: CONTRIBUYENTE, variables: { ruc: '20100123454' } })],
+    ['no token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }) }],
+    ['a RUC the upstream does not have', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.notFound } })],
+    ['the upstream unavailable', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.unavailable } })],
+    ['a record that breaks the schema', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.badRecord } })],
+    [
+      'aliases and a fragment over repeated RUCs, with detalle',
+      json({
+        query: `{ a: contribuyente(ruc: "${OK_RUC}") { ...F } b: contribuyente(ruc: "${OK_RUC}") { ...F detalle { tipoContribuyente } } }
+                fragment F on Contribuyente { ruc estado }`,
+      }),
+    ],
+    ['depth over MAX_DEPTH', json({ query: '{ a { b { c { d { e { f { g } } } } } } }' })],
+    ['aliases over MAX_ALIASES', json({ query: `{ ${Array.from({ length: 21 }, (_, i) => `a${i}: __typename`).join(' ')} }` })],
+    ['directives over MAX_DIRECTIVES', json({ query: `{ __typename ${'@include(if: true) '.repeat(11)}}` })],
+    ['tokens over MAX_TOKENS', json({ query: `{ ${'__typename '.repeat(3001)}}` })],
+    [
+      'cost over MAX_OPERATION_COST',
+      json({
+        query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc detalle { tipoContribuyente } } }',
+        variables: { r: Array.from({ length: 60 }, (_, i) => String(20100000000 + i)) },
+      }),
+    ],
+    [
+      'a mutation: validarComprobantes',
+      json({
+        query: 'mutation V($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes } }',
+        variables: { c: [RECEIPT] },
+      }),
+    ],
+    ['introspection', json({ query: '{ __schema { queryType { name } } }' })],
+    ['a subscription (none in the schema)', json({ query: 'subscription { x }' })],
+    ['a browser origin (CORS headers)', json({ query: '{ __typename }' }, { origin: 'https://app.example' })],
+    ['Cache-Control: no-cache', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { 'cache-control': 'no-cache' })],
+  ];
+
+  it.each(cases)('%s', async (_name, raw) => {
+    const answer = await both(raw);
+    expect(answer.viaFastPath).toBe(true);
+    expect(answer.json).toBeTypeOf('object');
+    // Every error carries the contract's code and retryable flag on both paths.
+    for (const error of (answer.json as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? []) {
+      expect(typeof error.extensions?.['code']).toBe('string');
+      expect(typeof error.extensions?.['retryable']).toBe('boolean');
+    }
+  });
+
+  it('a caller x-request-id that is not sane gets a fresh UUID on each path', async () => {
+    for (const stack of [fast, yoga]) {
+      const answer = await send(stack.url, json({ query: '{ __typename }' }, { 'x-request-id': 'bad id!' }));
+      expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    }
+  });
+});
+
+describe('everything else goes to Yoga, on both gateways', () => {
+  const cases: [string, Raw][] = [
+    ['GET with the query in the URL', { method: 'GET', path: `/graphql?query=${encodeURIComponent('{ __typename }')}`, headers: { accept: 'application/json' } }],
+    ['a query string on a POST', { ...json({ query: '{ __typename }' }), path: '/graphql?x=1' }],
+    ['a batch (an array)', json([{ query: '{ __typename }' }])],
+    ['an unexpected parameter', json({ query: '{ __typename }', extra: 1 })],
+    ['a query that is not a string', json({ query: 42 })],
+    ['no query', json({ variables: {} })],
+    ['variables that are a list', json({ query: '{ __typename }', variables: [1] })],
+    ['an operationName that is not a string', json({ query: '{ __typename }', operationName: 7 })],
+    ['a body that is not JSON', { headers: { 'content-type': 'application/json' }, body: '{"query": ' }],
+    ['a JSON string body', { headers: { 'content-type': 'application/json' }, body: '"{ __typename }"' }],
+    ['Accept: text/event-stream', json({ query: '{ __typename }' }, { accept: 'text/event-stream' })],
+    ['Accept: text/html only', json({ query: '{ __typename }' }, { accept: 'text/html' })],
+    ['Accept with another charset', json({ query: '{ __typename }' }, { accept: 'application/json; charset=latin1' })],
+    ['application/graphql+json', json({ query: '{ __typename }' }, { 'content-type': 'application/graphql+json' })],
+    ['text/plain without the CSRF header', { headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query: '{ __typename }' }) }],
+    ['an empty body', { headers: { 'content-type': 'application/json' }, body: '' }],
+    ['a preflight', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } }],
+  ];
+
+  it.each(cases)('%s', async (_name, raw) => {
+    const answer = await both(raw);
+    expect(answer.viaFastPath).toBe(false);
+  });
+});
+
+describe('with CORS_ORIGINS set, both paths answer origins alike', () => {
+  let fastCors: Stack;
+  let yogaCors: Stack;
+  const corsEnv = { ...env, CORS_ORIGINS: 'https://a.example,https://b.example' };
+  beforeAll(async () => {
+    fastCors = await startStack({ sharedSandbox: sandbox, env: { ...corsEnv, HTTP_FAST_PATH: 'on' } });
+    yogaCors = await startStack({ sharedSandbox: sandbox, env: { ...corsEnv, HTTP_FAST_PATH: 'off' } });
+  });
+  afterAll(async () => {
+    await fastCors?.close();
+    await yogaCors?.close();
+  });
+
+  it.each([['https://a.example'], ['https://evil.example']])('Origin: %s', async (origin) => {
+    const raw = json({ query: '{ __typename }' }, { origin });
+    const [a, b] = [await send(fastCors.url, raw), await send(yogaCors.url, raw)];
+    expect(a.status).toBe(b.status);
+    expect(meaningful(a.headers)).toEqual(meaningful(b.headers));
+    expect(a.body).toBe(b.body);
+    // A refused origin gets no Access-Control-Allow-Origin at all, never "null".
+    expect(a.headers['access-control-allow-origin']).toBe(origin === 'https://a.example' ? origin : undefined);
+  });
+});
