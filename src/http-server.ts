@@ -50,13 +50,9 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => admit(() => handle(req, res), res));
 
   function handle(req: IncomingMessage, res: ServerResponse) {
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-      if (!req.complete) this.setHeader('connection', 'close');
-      return writeHead.apply(this, args);
-    } as ServerResponse['writeHead'];
-
     if (!METHODS_WITH_BODY.has(req.method ?? '')) {
+      // Yoga does not read a body it does not expect; should one come, close after answering.
+      closeIfUnread(req, res);
       void app(req, res);
       return;
     }
@@ -105,6 +101,15 @@ function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
   return raw;
 }
 
+/** Makes an answer sent before the whole request body was read say `Connection: close`. */
+function closeIfUnread(req: IncomingMessage, res: ServerResponse) {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    if (!req.complete) this.setHeader('connection', 'close');
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
+}
+
 function tooLarge(res: ServerResponse, limit: number) {
   const body = JSON.stringify({
     errors: [
@@ -114,6 +119,7 @@ function tooLarge(res: ServerResponse, limit: number) {
       },
     ],
   });
-  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  // Sent before the rest of the body was read: the connection cannot be reused.
+  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
   res.end(body);
 }

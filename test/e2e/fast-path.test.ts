@@ -108,8 +108,14 @@ describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
       'Accept graphql-response+json, json (as GraphQL clients send)',
       json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { accept: 'application/graphql-response+json, application/json' }),
     ],
-    ['content-type with charset', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { 'content-type': 'application/json; charset=utf-8' })],
-    ['variables, operationName and extensions null or empty', json({ query: '{ __typename }', variables: null, operationName: null, extensions: {} })],
+    [
+      'content-type with charset',
+      json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { 'content-type': 'application/json; charset=utf-8' }),
+    ],
+    [
+      'variables, operationName and extensions null or empty',
+      json({ query: '{ __typename }', variables: null, operationName: null, extensions: {} }),
+    ],
     [
       'operationName picks one of two operations',
       json({ query: `${CONTRIBUYENTE} query T { __typename }`, operationName: 'C', variables: { ruc: OK_RUC } }),
@@ -121,7 +127,10 @@ describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
     ['a variable of the wrong type', json({ query: CONTRIBUYENTE, variables: { ruc: 20100123453 } })],
     ['a missing variable', json({ query: CONTRIBUYENTE })],
     ['a RUC with a wrong check digit', json({ query: CONTRIBUYENTE, variables: { ruc: '20100123454' } })],
-    ['no token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }) }],
+    [
+      'no token',
+      { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }) },
+    ],
     ['a RUC the upstream does not have', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.notFound } })],
     ['the upstream unavailable', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.unavailable } })],
     ['a record that breaks the schema', json({ query: CONTRIBUYENTE, variables: { ruc: TRIGGERS.badRecord } })],
@@ -177,7 +186,10 @@ describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
 
 describe('everything else goes to Yoga, on both gateways', () => {
   const cases: [string, Raw][] = [
-    ['GET with the query in the URL', { method: 'GET', path: `/graphql?query=${encodeURIComponent('{ __typename }')}`, headers: { accept: 'application/json' } }],
+    [
+      'GET with the query in the URL',
+      { method: 'GET', path: `/graphql?query=${encodeURIComponent('{ __typename }')}`, headers: { accept: 'application/json' } },
+    ],
     ['a query string on a POST', { ...json({ query: '{ __typename }' }), path: '/graphql?x=1' }],
     ['a batch (an array)', json([{ query: '{ __typename }' }])],
     ['an unexpected parameter', json({ query: '{ __typename }', extra: 1 })],
@@ -191,7 +203,10 @@ describe('everything else goes to Yoga, on both gateways', () => {
     ['Accept: text/html only', json({ query: '{ __typename }' }, { accept: 'text/html' })],
     ['Accept with another charset', json({ query: '{ __typename }' }, { accept: 'application/json; charset=latin1' })],
     ['application/graphql+json', json({ query: '{ __typename }' }, { 'content-type': 'application/graphql+json' })],
-    ['text/plain without the CSRF header', { headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query: '{ __typename }' }) }],
+    [
+      'text/plain without the CSRF header',
+      { headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query: '{ __typename }' }) },
+    ],
     ['an empty body', { headers: { 'content-type': 'application/json' }, body: '' }],
     ['a preflight', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } }],
   ];
