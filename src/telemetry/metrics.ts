@@ -98,6 +98,8 @@ export class Metrics {
   readonly #callSeries = bound((path, status, outcome, origin) => this.#upstreamCalls.labels(path, status, outcome, origin));
   readonly #callSeconds = bound((path, outcome) => this.#upstreamSeconds.labels(path, outcome));
   readonly #cacheSeries = bound((op, result) => this.#cache.labels(op, result));
+  readonly #retrySeries = bound((path) => this.#retries.labels(path));
+  readonly #querySeries = bound((path) => this.#queries.labels(path));
 
   operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
     const series = this.#operationSeries(this.#operationLabel(name), outcome);
@@ -109,8 +111,8 @@ export class Metrics {
   upstreamCall(call: UpstreamCallInfo) {
     this.#callSeries(call.path, call.status === undefined ? 'none' : String(call.status), call.outcome, call.origin).inc();
     this.#callSeconds(call.path, call.outcome).observe(call.durationMs / 1000);
-    if (call.attempt > 1) this.#retries.inc({ path: call.path });
-    if (call.queries > 0) this.#queries.inc({ path: call.path }, call.queries);
+    if (call.attempt > 1) this.#retrySeries(call.path).inc();
+    if (call.queries > 0) this.#querySeries(call.path).inc(call.queries);
   }
 
   fastPath() {
