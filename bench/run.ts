@@ -8,7 +8,9 @@
  * Results: bench/results/<time>.json and bench/results/latest.json, and a Markdown table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -29,38 +31,47 @@ const running = new Set<Proc>();
  * Starts one compiled entry point (`npm run bench` builds first: the gateway runs as it runs
  * in production, `node dist/src/main.js`, without tsx's loader) and waits for its
  * "ready: <url>" line.
+ *
+ * Its output goes to a file, as a production log would, not through a pipe into this process:
+ * read here, the gateway's line per operation cost the load generator's process a third of a
+ * core on this 2-core machine, taken from the systems under test. The gateway still formats
+ * and writes every line.
  */
 async function start(name: string, file: string, env: Record<string, string>): Promise<Proc> {
+  const logFile = join(tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
+  const fd = openSync(logFile, 'w');
   const child: ChildProcess = spawn(process.execPath, [file], {
     env: { PATH: process.env['PATH'], ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd, fd],
   });
-  let output = '';
+  closeSync(fd);
   const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /ready: (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${name} exited ${code}: ${output.slice(-2000)}`)));
+    const poll = setInterval(() => {
+      const match = /ready: (http:\/\/[\d.:]+)/.exec(readFileSync(logFile, 'utf8'));
+      if (match) {
+        clearInterval(poll);
+        resolve(match[1]!);
+      }
+    }, 50);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`${name} exited ${code}: ${readFileSync(logFile, 'utf8').slice(-2000)}`));
+    });
   });
-  // Keep draining its output (the gateway logs a line per operation) so it never blocks.
-  child.stdout!.resume();
-  child.stderr!.resume();
   const proc: Proc = {
     name,
     url,
     pid: child.pid!,
     async stop() {
       running.delete(proc);
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      process.kill(child.pid!, 'SIGTERM');
-      const killer = setTimeout(() => child.exitCode === null && process.kill(child.pid!, 'SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        process.kill(child.pid!, 'SIGTERM');
+        const killer = setTimeout(() => child.exitCode === null && process.kill(child.pid!, 'SIGKILL'), 5000);
+        await exited;
+        clearTimeout(killer);
+      }
+      rmSync(logFile, { force: true });
     },
   };
   running.add(proc);
