@@ -80,7 +80,13 @@ export class Lookups {
     return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx));
   }
 
-  async #lookup<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
+  #lookup<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
+    // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
+    if (!this.#store && !ctx.onLookupStart) return fetch();
+    return this.#observed(op, key, ctx, fetch);
+  }
+
+  async #observed<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
     const finish = ctx.onLookupStart?.(op);
     let result: CacheResult = 'off';
     try {

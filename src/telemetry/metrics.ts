@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { CounterFamily, HistogramFamily } from './series.js';
 import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
 
 /** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
@@ -19,61 +20,58 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #names = new Set<string>();
 
-  readonly #operations = new Counter({
-    name: 'gateway_operations_total',
-    help: 'GraphQL operations by name and outcome (ok, error: some field failed, rejected: refused before execution)',
-    labelNames: ['operation', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly #operationSeconds = new Histogram({
-    name: 'gateway_operation_duration_seconds',
-    help: 'Time from request to response of a GraphQL operation',
-    labelNames: ['operation', 'outcome'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly #errors = new Counter({
-    name: 'gateway_errors_total',
-    help: 'Errors returned to clients, by extensions.code',
-    labelNames: ['code'] as const,
-    registers: [this.registry],
-  });
-  readonly #upstreamCalls = new Counter({
-    name: 'gateway_upstream_calls_total',
-    help: 'Calls to the REST service by path, HTTP status (or "none"), outcome and origin',
-    labelNames: ['path', 'status', 'outcome', 'origin'] as const,
-    registers: [this.registry],
-  });
-  readonly #upstreamSeconds = new Histogram({
-    name: 'gateway_upstream_call_duration_seconds',
-    help: 'Latency of one call to the REST service',
-    labelNames: ['path', 'outcome'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [this.registry],
-  });
-  readonly #retries = new Counter({
-    name: 'gateway_upstream_retries_total',
-    help: 'Calls that were retries of a failed lookup',
-    labelNames: ['path'] as const,
-    registers: [this.registry],
-  });
-  readonly #queries = new Counter({
-    name: 'gateway_plan_queries_total',
-    help: 'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
-    labelNames: ['path'] as const,
-    registers: [this.registry],
-  });
-  readonly #cache = new Counter({
-    name: 'gateway_cache_lookups_total',
-    help: 'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
-    labelNames: ['op', 'result'] as const,
-    registers: [this.registry],
-  });
-  readonly #fastPath = new Counter({
-    name: 'gateway_fast_path_requests_total',
-    help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
-    registers: [this.registry],
-  });
+  // Updated on every operation and upstream call: the cheap families of ./series.ts.
+  readonly #operations = new CounterFamily(
+    'gateway_operations_total',
+    'GraphQL operations by name and outcome (ok, error: some field failed, rejected: refused before execution)',
+    ['operation', 'outcome'],
+    this.registry,
+  );
+  readonly #operationSeconds = new HistogramFamily(
+    'gateway_operation_duration_seconds',
+    'Time from request to response of a GraphQL operation',
+    ['operation', 'outcome'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    this.registry,
+  );
+  readonly #errors = new CounterFamily('gateway_errors_total', 'Errors returned to clients, by extensions.code', ['code'], this.registry);
+  readonly #upstreamCalls = new CounterFamily(
+    'gateway_upstream_calls_total',
+    'Calls to the REST service by path, HTTP status (or "none"), outcome and origin',
+    ['path', 'status', 'outcome', 'origin'],
+    this.registry,
+  );
+  readonly #upstreamSeconds = new HistogramFamily(
+    'gateway_upstream_call_duration_seconds',
+    'Latency of one call to the REST service',
+    ['path', 'outcome'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    this.registry,
+  );
+  readonly #retries = new CounterFamily(
+    'gateway_upstream_retries_total',
+    'Calls that were retries of a failed lookup',
+    ['path'],
+    this.registry,
+  );
+  readonly #queries = new CounterFamily(
+    'gateway_plan_queries_total',
+    'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
+    ['path'],
+    this.registry,
+  );
+  readonly #cache = new CounterFamily(
+    'gateway_cache_lookups_total',
+    'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
+    ['op', 'result'],
+    this.registry,
+  );
+  readonly #fastPath = new CounterFamily(
+    'gateway_fast_path_requests_total',
+    'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
+    [],
+    this.registry,
+  ).series();
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
@@ -87,40 +85,26 @@ export class Metrics {
     this.#breaker.set({ origin: 'primary' }, 0);
   }
 
-  // Series bound to their labels once: prom-client hashes a label object on every update
-  // otherwise, which was most of the metrics' cost per operation. The label values are
-  // already bounded (see #operationLabel), so are these maps.
-  readonly #operationSeries = bound((operation, outcome) => ({
-    count: this.#operations.labels(operation, outcome),
-    seconds: this.#operationSeconds.labels(operation, outcome),
-  }));
-  readonly #errorSeries = bound((code) => this.#errors.labels(code));
-  readonly #callSeries = bound((path, status, outcome, origin) => this.#upstreamCalls.labels(path, status, outcome, origin));
-  readonly #callSeconds = bound((path, outcome) => this.#upstreamSeconds.labels(path, outcome));
-  readonly #cacheSeries = bound((op, result) => this.#cache.labels(op, result));
-  readonly #retrySeries = bound((path) => this.#retries.labels(path));
-  readonly #querySeries = bound((path) => this.#queries.labels(path));
-
   operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
-    const series = this.#operationSeries(this.#operationLabel(name), outcome);
-    series.count.inc();
-    series.seconds.observe(seconds);
-    for (const code of codes) this.#errorSeries(code).inc();
+    const operation = this.#operationLabel(name);
+    this.#operations.series(operation, outcome).value++;
+    this.#operationSeconds.observe(this.#operationSeconds.series(operation, outcome), seconds);
+    for (const code of codes) this.#errors.series(code).value++;
   }
 
   upstreamCall(call: UpstreamCallInfo) {
-    this.#callSeries(call.path, call.status === undefined ? 'none' : String(call.status), call.outcome, call.origin).inc();
-    this.#callSeconds(call.path, call.outcome).observe(call.durationMs / 1000);
-    if (call.attempt > 1) this.#retrySeries(call.path).inc();
-    if (call.queries > 0) this.#querySeries(call.path).inc(call.queries);
+    this.#upstreamCalls.series(call.path, call.status === undefined ? 'none' : String(call.status), call.outcome, call.origin).value++;
+    this.#upstreamSeconds.observe(this.#upstreamSeconds.series(call.path, call.outcome), call.durationMs / 1000);
+    if (call.attempt > 1) this.#retries.series(call.path).value++;
+    if (call.queries > 0) this.#queries.series(call.path).value += call.queries;
   }
 
   fastPath() {
-    this.#fastPath.inc();
+    this.#fastPath.value++;
   }
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
-    this.#cacheSeries(op, result).inc();
+    this.#cache.series(op, result).value++;
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {
@@ -135,15 +119,4 @@ export class Metrics {
     this.#names.add(name);
     return name;
   }
-}
-
-/** `make(...labels)` once per distinct label values, then the same series. */
-function bound<T>(make: (...labels: string[]) => T): (...labels: string[]) => T {
-  const series = new Map<string, T>();
-  return (...labels) => {
-    const key = labels.join('\u0000');
-    let found = series.get(key);
-    if (found === undefined) series.set(key, (found = make(...labels)));
-    return found;
-  };
 }

@@ -22,19 +22,26 @@ export interface RetryOptions {
  * nothing of a deadline: it would wait out a delay that ends past it, overshooting by up to
  * `maxDelayMs`. Here the deadline is a number, so it costs no timer of its own.
  */
-export async function withRetries<T>(options: RetryOptions, attempt: (n: number) => Promise<T>): Promise<T> {
+export function withRetries<T>(options: RetryOptions, attempt: (n: number) => Promise<T>): Promise<T> {
+  // The first attempt runs as it is: nearly every lookup ends there.
+  return attempt(1).catch((error: unknown) => retry(options, attempt, error));
+}
+
+async function retry<T>(options: RetryOptions, attempt: (n: number) => Promise<T>, firstError: unknown): Promise<T> {
   const base = options.baseDelayMs ?? 100;
   const max = options.maxDelayMs ?? 2000;
+  let error = firstError;
   for (let n = 1; ; n++) {
+    const left = options.deadlineAt - performance.now();
+    if (n > options.retries || !options.isRetryable(error) || left <= 0) throw error;
+    const delay = Math.random() * Math.min(max, base * 2 ** (n - 1));
+    // A backoff that would end past the deadline is not worth waiting for.
+    if (delay >= left) throw error;
+    await sleep(delay);
     try {
-      return await attempt(n);
-    } catch (error) {
-      const left = options.deadlineAt - performance.now();
-      if (n > options.retries || !options.isRetryable(error) || left <= 0) throw error;
-      const delay = Math.random() * Math.min(max, base * 2 ** (n - 1));
-      // A backoff that would end past the deadline is not worth waiting for.
-      if (delay >= left) throw error;
-      await sleep(delay);
+      return await attempt(n + 1);
+    } catch (next) {
+      error = next;
     }
   }
 }
