@@ -1,5 +1,4 @@
-import { useGraphQlJit } from '@envelop/graphql-jit';
-import { execute, getOperationAST, type DocumentNode } from 'graphql';
+import { execute } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -10,6 +9,7 @@ import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js'
 import { OperationReport, useOperationReport } from './operation-report.js';
 import { createFastPath, type FastPath } from './fast-path.js';
 import { useHealth } from './health.js';
+import { useJit } from './jit.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import { RedisStore } from './cache/redis-store.js';
@@ -155,7 +155,15 @@ export function createApp(config: Config, options: AppOptions): App {
       //    both keep response keys in selection order (the spec's serialized map ordering);
       //    Yoga's default executor orders them by resolution time.
       useGraphQLJsExecute(),
-      ...(config.graphqlJit === 'off' ? [] : [useJitWhenHot(config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER)]),
+      ...(config.graphqlJit === 'off'
+        ? []
+        : [
+            useJit({
+              after: config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER,
+              onCompileError: (errors) =>
+                logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-jit could not compile an operation; graphql-js runs it'),
+            }),
+          ]),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
     ],
@@ -193,31 +201,8 @@ function createStore(config: Config, logger: Logger): CacheStore | undefined {
   });
 }
 
-/** Runs of one document after which GRAPHQL_JIT=hot compiles it. */
+/** Runs of one operation after which GRAPHQL_JIT=hot compiles it. */
 export const JIT_HOT_AFTER = 3;
-
-/**
- * graphql-jit for a document once it has run `after` times. Compiling costs far more than one
- * run (about a millisecond), so a client sending a new document every time would make the
- * gateway compile for nothing; the documents apps repeat, which are nearly all of the
- * traffic, get compiled on their third run. Parsed documents are cached (same string, same
- * DocumentNode), so counting by node counts by text; the WeakMap lets uncached ones go.
- * graphql-jit answers a document it cannot compile (a subscription, here) with a masked 500,
- * so subscriptions stay with graphql-js.
- */
-function useJitWhenHot(after: number): Plugin {
-  const runs = new WeakMap<DocumentNode, number>();
-  return useGraphQlJit(
-    {},
-    {
-      enableIf: ({ document, operationName }) => {
-        const n = (runs.get(document) ?? 0) + 1;
-        if (n <= after) runs.set(document, n);
-        return n >= after && getOperationAST(document, operationName)?.operation !== 'subscription';
-      },
-    },
-  ) as Plugin;
-}
 
 function useGraphQLJsExecute(): Plugin {
   return { onExecute: ({ setExecuteFn }) => setExecuteFn(execute) };

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../helpers.js';
+
+/**
+ * graphql-jit compiles per document and operation: one document holding two operations,
+ * asked for each in turn, must run the one asked for, compiled or not.
+ */
+describe.each([['on'], ['hot'], ['off']])('GRAPHQL_JIT=%s', (mode) => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { GRAPHQL_JIT: mode } });
+  });
+  afterAll(() => stack.close());
+
+  const DOCUMENT = 'query A { a: __typename } query B { b: __typename } query C($ruc: String!) { contribuyente(ruc: $ruc) { ruc } }';
+
+  async function run(operationName: string, variables?: Record<string, unknown>) {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+      body: JSON.stringify({ query: DOCUMENT, operationName, variables }),
+    });
+    return (await res.json()) as { data?: unknown; errors?: unknown[] };
+  }
+
+  it('runs the operation asked for, every time, before and after the document is compiled', async () => {
+    for (let round = 0; round < 4; round++) {
+      expect((await run('A')).data).toEqual({ a: 'Query' });
+      expect((await run('B')).data).toEqual({ b: 'Query' });
+      const c = await run('C', { ruc: '20100123453' });
+      expect(c.errors).toBeUndefined();
+      expect(c.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    }
+  });
+});
