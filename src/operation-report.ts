@@ -9,7 +9,6 @@ export interface OperationReportOptions {
   logger: Logger;
   metrics: Metrics;
   tracing: Tracing | undefined;
-  graphqlPath: string;
 }
 
 type MaybeStream = ExecutionResult | readonly ExecutionResult[] | AsyncIterable<unknown>;
@@ -29,7 +28,7 @@ export class OperationReport {
   readonly #metrics: Metrics;
   readonly #tracing: Tracing | undefined;
 
-  constructor({ logger, metrics, tracing }: Omit<OperationReportOptions, 'graphqlPath'>) {
+  constructor({ logger, metrics, tracing }: OperationReportOptions) {
     // The line is built here from a fixed set of fields (a sanitized request id, a GraphQL
     // name, numbers, error codes), never from headers, variables or bodies, so the logger's
     // redaction has nothing to find in it; measured, its wildcard paths cost about 12 µs a
