@@ -9,8 +9,17 @@ interface Term {
   detalle: boolean;
 }
 
-/** Terms per document and operation name: parsed documents are cached, so each is walked once. */
-const plans = new WeakMap<DocumentNode, Map<string, Term[]>>();
+/**
+ * An operation's terms, and its estimate when no term reads a variable (then the estimate is
+ * the same on every run, and is worked out once).
+ */
+interface Plan {
+  terms: Term[];
+  fixed: number | undefined;
+}
+
+/** Plans per document and operation name: parsed documents are cached, so each is walked once. */
+const plans = new WeakMap<DocumentNode, Map<string, Plan>>();
 
 /**
  * The most plan queries an operation could spend, from its document and variables, before
@@ -23,8 +32,22 @@ export function estimateCost(document: DocumentNode, operationName: string | nul
   let byName = plans.get(document);
   if (!byName) plans.set(document, (byName = new Map()));
   const key = operationName ?? '';
-  let terms = byName.get(key);
-  if (!terms) byName.set(key, (terms = planOf(document, operationName)));
+  let plan = byName.get(key);
+  if (!plan) {
+    const terms = planOf(document, operationName);
+    const fixed = terms.some((t) => readsVariable(t.value)) ? undefined : estimateTerms(terms, {});
+    byName.set(key, (plan = { terms, fixed }));
+  }
+  return plan.fixed ?? estimateTerms(plan.terms, variables);
+}
+
+function readsVariable(node: ValueNode | undefined): boolean {
+  if (node?.kind === Kind.VARIABLE) return true;
+  if (node?.kind === Kind.LIST) return node.values.some(readsVariable);
+  return false;
+}
+
+function estimateTerms(terms: Term[], variables: unknown): number {
   if (terms.length === 0) return 0;
 
   const vars = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};

@@ -18,7 +18,13 @@ interface Family<S> {
 
 abstract class SeriesFamily<S extends { labels: Record<string, string> }> implements Family<S> {
   readonly aggregator = 'sum';
-  protected readonly all = new Map<string, S>();
+  /** Every series, in the order made, for the scrape. */
+  protected readonly all: S[] = [];
+  /**
+   * One map level per label: found by a few Map gets on the label values themselves,
+   * without building a joined key string on every update.
+   */
+  #tree = new Map<string, unknown>();
 
   constructor(
     readonly name: string,
@@ -31,18 +37,31 @@ abstract class SeriesFamily<S extends { labels: Record<string, string> }> implem
   }
 
   series(...values: string[]): S {
-    const key = values.join('\u0000');
-    let found = this.all.get(key);
-    if (!found) {
-      const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
-      this.all.set(key, (found = this.make(labels)));
+    const depth = this.labelNames.length;
+    if (depth === 0) return (this.#tree.get('') as S | undefined) ?? this.#add(this.#tree, '', values);
+    let level = this.#tree;
+    for (let i = 0; i < depth - 1; i++) {
+      const value = values[i] ?? '';
+      let next = level.get(value) as Map<string, unknown> | undefined;
+      if (!next) level.set(value, (next = new Map()));
+      level = next;
     }
-    return found;
+    const last = values[depth - 1] ?? '';
+    return (level.get(last) as S | undefined) ?? this.#add(level, last, values);
+  }
+
+  #add(level: Map<string, unknown>, key: string, values: string[]): S {
+    const labels: Record<string, string> = {};
+    this.labelNames.forEach((name, i) => (labels[name] = values[i] ?? ''));
+    const made = this.make(labels);
+    level.set(key, made);
+    this.all.push(made);
+    return made;
   }
 
   reset(): void {
-    this.all.clear();
+    this.all.length = 0;
+    this.#tree = new Map();
   }
 
   protected abstract make(labels: Record<string, string>): S;
@@ -61,7 +80,7 @@ export class CounterFamily extends SeriesFamily<CounterSeries> {
   }
 
   async get() {
-    const values = [...this.all.values()].map((s) => ({ labels: s.labels, value: s.value }));
+    const values = this.all.map((s) => ({ labels: s.labels, value: s.value }));
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }
@@ -102,7 +121,7 @@ export class HistogramFamily extends SeriesFamily<HistogramSeries> {
 
   async get() {
     const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
-    for (const s of this.all.values()) {
+    for (const s of this.all) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += s.counts[i]!;

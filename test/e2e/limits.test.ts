@@ -119,6 +119,19 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0 });
   });
 
+  it('estimates an inline document once and the same each time, and a variable inside a list on every run', async () => {
+    const inline = `{ a: contribuyente(ruc: "20100123453") { ruc detalle { ruc } } b: contribuyente(ruc: "20501234568") { ruc } }`;
+    for (let i = 0; i < 3; i++) {
+      const { body } = await stack.gql(inline);
+      expect(body.extensions?.['cost']).toMatchObject({ estimated: 3 });
+    }
+    // The list literal is fixed in length but not in content: "the same RUC twice" costs less.
+    const mixed = `query($r: String!) { contribuyentes(rucs: ["20100123453", $r]) { ruc } }`;
+    expect((await stack.gql(mixed, { r: '20501234568' })).body.extensions?.['cost']).toMatchObject({ estimated: 2 });
+    expect((await stack.gql(mixed, { r: '20100123453' })).body.extensions?.['cost']).toMatchObject({ estimated: 1 });
+    expect((await stack.gql(mixed, { r: '20501234568' })).body.extensions?.['cost']).toMatchObject({ estimated: 2 });
+  });
+
   it('leaves a list over its own limit of 100 to INVALID_INPUT with the contract message', async () => {
     const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 101 }, () => RECEIPT) });
     expect(codes(body)).toEqual(['INVALID_INPUT']);
