@@ -8,6 +8,7 @@ import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
 import { OperationReport, useOperationReport } from './operation-report.js';
 import { createFastPath, type FastPath } from './fast-path.js';
+import { useDocumentCache } from './document-cache.js';
 import { useHealth } from './health.js';
 import { useJit } from './jit.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -124,6 +125,8 @@ export function createApp(config: Config, options: AppOptions): App {
     batching: false,
     // The body is read, limited and parsed in src/http-server.ts, before Yoga.
     maxRequestBodySize: false,
+    // Ours instead, in the same place (after every plugin below): src/document-cache.ts.
+    parserAndValidationCache: false,
     cors,
     graphiql: {
       title: 'Consultas RUC, comprobantes y licencias: GraphQL',
@@ -166,6 +169,8 @@ export function createApp(config: Config, options: AppOptions): App {
           ]),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
+      // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
+      useDocumentCache(),
     ],
   });
   if (config.httpFastPath) {

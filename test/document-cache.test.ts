@@ -1,0 +1,89 @@
+import { GraphQLError, buildSchema, parse, specifiedRules, validate, type ValidationRule } from 'graphql';
+import { envelop, type Plugin } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { useDocumentCache } from '../src/document-cache.js';
+
+const schema = buildSchema('type Query { hello: String, secret: String }');
+
+/** Counts the documents it validates, so a test can see when validation really ran. */
+function countingRule() {
+  const seen = { count: 0 };
+  const rule: ValidationRule = () => ({ Document: () => void seen.count++ });
+  return { seen, rule };
+}
+
+/** Added instead of NoSecret for the other requests: both rule sets have the same length. */
+const AnyField: ValidationRule = () => ({});
+
+/** A rule added only for requests that ask for it: the rule set differs between requests. */
+const NoSecret: ValidationRule = (ctx) => ({
+  Field: (node) => {
+    if (node.name.value === 'secret') ctx.reportError(new GraphQLError('no secret'));
+  },
+});
+
+function setup() {
+  const { seen, rule } = countingRule();
+  let parses = 0;
+  const plugins: Plugin[] = [
+    // What Yoga's useEngine does: the parser, and the specified rules added one by one.
+    {
+      onEnveloped: ({ setSchema }) => setSchema(schema),
+      onParse: ({ setParseFn }) => setParseFn((...a: Parameters<typeof parse>) => (parses++, parse(...a))),
+      onValidate: ({ setValidationFn, addValidationRule }) => {
+        setValidationFn(validate);
+        specifiedRules.forEach(addValidationRule);
+      },
+    },
+    { onValidate: ({ addValidationRule }) => addValidationRule(rule) },
+    { onValidate: ({ addValidationRule, context }) => addValidationRule((context as { strict?: boolean }).strict ? NoSecret : AnyField) },
+    useDocumentCache(),
+  ];
+  const getEnveloped = envelop({ plugins });
+  const run = (source: string, strict = false) => {
+    const e = getEnveloped({ strict });
+    const document = e.parse(source);
+    return { document, errors: e.validate(e.schema, document) };
+  };
+  return { run, seen, parses: () => parses };
+}
+
+describe('useDocumentCache', () => {
+  it('parses and validates a document once for the same rules', () => {
+    const { run, seen, parses } = setup();
+    const first = run('{ hello }');
+    const second = run('{ hello }');
+    expect(second.document).toBe(first.document);
+    expect(parses()).toBe(1);
+    expect(seen.count).toBe(1);
+    expect(second.errors).toEqual([]);
+  });
+
+  it('validates again when the rule set changes, and keeps each set apart', () => {
+    const { run, seen } = setup();
+    expect(run('{ secret }').errors).toEqual([]);
+    expect(run('{ secret }', true).errors.map((e: { message: string }) => e.message)).toEqual(['no secret']);
+    expect(seen.count).toBe(2);
+    expect(run('{ secret }').errors).toEqual([]);
+    expect(run('{ secret }', true).errors.map((e: { message: string }) => e.message)).toEqual(['no secret']);
+    expect(seen.count).toBe(2);
+  });
+
+  it('caches validation errors and syntax errors too', () => {
+    const { run, seen, parses } = setup();
+    expect(run('{ nope }').errors[0]?.message).toContain('Cannot query field "nope"');
+    expect(run('{ nope }').errors[0]?.message).toContain('Cannot query field "nope"');
+    expect(seen.count).toBe(1);
+    const thrown: unknown[] = [];
+    for (let i = 0; i < 2; i++) {
+      try {
+        run('{ hello');
+      } catch (error) {
+        thrown.push(error);
+      }
+    }
+    expect(thrown).toHaveLength(2);
+    expect(thrown[1]).toBe(thrown[0]);
+    expect(parses()).toBe(2);
+  });
+});
