@@ -25,11 +25,9 @@ export interface RequestState {
 
 /** What the operation really spent, for `extensions.cost` and the log line. */
 export function spent(state: RequestState): { queries: number; upstreamCalls: number; cacheHits: number } {
-  return {
-    queries: state.upstreamCalls.reduce((sum, call) => sum + call.queries, 0),
-    upstreamCalls: state.upstreamCalls.length,
-    cacheHits: state.cacheHits,
-  };
+  let queries = 0;
+  for (const call of state.upstreamCalls) queries += call.queries;
+  return { queries, upstreamCalls: state.upstreamCalls.length, cacheHits: state.cacheHits };
 }
 
 const states = new WeakMap<Request, RequestState>();
