@@ -67,12 +67,14 @@ function estimateTerms(terms: Term[], variables: unknown): number {
   };
   const rucsOf = (value: unknown, max: number): string[] => {
     const list = Array.isArray(value) ? value : [value];
-    if (list.length > max) return [];
-    return list.flatMap((v) => {
-      if (typeof v !== 'string') return [];
+    const keys: string[] = [];
+    if (list.length > max) return keys;
+    for (const v of list) {
+      if (typeof v !== 'string') continue;
       const checked = checkRuc(v);
-      return checked.ok ? [checked.value] : [];
-    });
+      if (checked.ok) keys.push(checked.value);
+    }
+    return keys;
   };
 
   const ruc = new Set<string>();
