@@ -1,4 +1,3 @@
-import { execute } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -10,7 +9,7 @@ import { OperationReport, useOperationReport } from './operation-report.js';
 import { createFastPath, type FastPath } from './fast-path.js';
 import { useDocumentCache } from './document-cache.js';
 import { useHealth } from './health.js';
-import { useJit } from './jit.js';
+import { useExecutor } from './executor.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import { RedisStore } from './cache/redis-store.js';
@@ -154,19 +153,12 @@ export function createApp(config: Config, options: AppOptions): App {
       useNoNullOrigin(),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
-      // 6. graphql-js executes, or graphql-jit for the documents that come back (GRAPHQL_JIT):
-      //    both keep response keys in selection order (the spec's serialized map ordering);
-      //    Yoga's default executor orders them by resolution time.
-      useGraphQLJsExecute(),
-      ...(config.graphqlJit === 'off'
-        ? []
-        : [
-            useJit({
-              after: config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER,
-              onCompileError: (errors) =>
-                logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-jit could not compile an operation; graphql-js runs it'),
-            }),
-          ]),
+      // 6. graphql-js executes, or graphql-jit for the documents that come back (GRAPHQL_JIT).
+      useExecutor({
+        jitAfter: config.graphqlJit === 'off' ? undefined : config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER,
+        onCompileError: (errors) =>
+          logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-jit could not compile an operation; graphql-js runs it'),
+      }),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
@@ -208,10 +200,6 @@ function createStore(config: Config, logger: Logger): CacheStore | undefined {
 
 /** Runs of one operation after which GRAPHQL_JIT=hot compiles it. */
 export const JIT_HOT_AFTER = 3;
-
-function useGraphQLJsExecute(): Plugin {
-  return { onExecute: ({ setExecuteFn }) => setExecuteFn(execute) };
-}
 
 /**
  * Yoga answers a preflight from an origin not in CORS_ORIGINS with
