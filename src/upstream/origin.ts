@@ -66,6 +66,11 @@ export class Origin {
       // would let one slow lookup hold up the ones queued behind it.
       pipelining: 1,
       keepAliveTimeout: 30_000,
+      // Every call has its own time-out (below), which covers headers and body alike. undici's
+      // own would start a "fast timer" per request that its timer list keeps for up to a
+      // second after the call, long enough to be promoted to the old generation.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
   }
 

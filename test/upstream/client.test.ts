@@ -131,3 +131,32 @@ describe('an answer larger than maxResponseBytes', () => {
     expect((error as UpstreamUnavailableError).reason).toBe('too_large');
   });
 });
+
+describe('an answer whose body stops half-way', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      // Headers and the start of the body, then nothing: only the call's own time-out can end
+      // the wait (undici's per-phase timers are off, see src/upstream/origin.ts).
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"success":true,"code":"found","data":{"ruc":"2010');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('ends at the time-out, as unavailable', async () => {
+    const timed = new UpstreamClient({ baseUrl: url, timeoutMs: 200, retries: 0 });
+    const started = Date.now();
+    const error = await timed.ruc('20100123453', { token: 't' }).catch((e: unknown) => e);
+    await timed.close();
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect((error as UpstreamUnavailableError).reason).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
