@@ -87,7 +87,7 @@ export class Origin {
    */
   post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
     const limit = this.#maxResponseBytes;
-    return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    return new Promise<z.output<S>>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status: number | undefined;
       let settled = false;
@@ -139,7 +139,12 @@ export class Origin {
             clearTimeout(timer);
             // Nearly every answer arrives in one chunk: no copy then.
             const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-            resolve({ status: status ?? 0, text: bytes.toString('utf8') });
+            // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
+            try {
+              resolve(interpret(path, status ?? 0, bytes.toString('utf8'), schema));
+            } catch (error) {
+              reject(error);
+            }
           },
           onResponseError(_c, error) {
             fail(
@@ -150,7 +155,7 @@ export class Origin {
           },
         },
       );
-    }).then(({ status, text }) => interpret(path, status, text, schema));
+    });
   }
 
   close(): Promise<void> {
