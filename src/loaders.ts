@@ -23,10 +23,7 @@ export interface Loaders {
 export function createLoaders(lookups: Lookups, call: LookupContext, concurrency: number): Loaders {
   const run = semaphore(concurrency);
   const loaderOf = <V>(fetchOne: (key: string) => Promise<V>) =>
-    new DataLoader<string, V>((keys) =>
-      // A failure becomes that key's Error: it must not fail its batch-mates.
-      Promise.all(keys.map((key) => run(() => fetchOne(key)).catch(toError))),
-    );
+    new DataLoader<string, V>((keys) => Promise.all(keys.map((key) => run(() => fetchOne(key)))));
   let ruc: Loaders['ruc'] | undefined;
   let rucSunat: Loaders['rucSunat'] | undefined;
   let licencia: Loaders['licencia'] | undefined;
@@ -46,6 +43,8 @@ export function createLoaders(lookups: Lookups, call: LookupContext, concurrency
 /**
  * At most `limit` of the functions it runs in flight at once; the rest wait in order, and a
  * finishing one hands its slot straight to the first waiting, so the bound is never passed.
+ * What it returns never rejects: a failure comes back as that key's Error, so that it does
+ * not fail its batch-mates (DataLoader hands each key its own value or Error).
  * Written here rather than with p-limit: a p-limit per request was about 1 % of a whole
  * operation's CPU under load (its queue and async-context binding), and this is all we need;
  * the uncontended path adds one promise reaction and no async frame.
@@ -58,22 +57,30 @@ function semaphore(limit: number) {
     if (next) next();
     else active--;
   };
-  const start = <T>(fn: () => Promise<T>): Promise<T> => {
+  const start = <T>(fn: () => Promise<T>): Promise<T | Error> => {
     let promise: Promise<T>;
     try {
       promise = fn();
     } catch (error) {
       promise = Promise.reject(error);
     }
-    promise.then(release, release);
-    return promise;
+    return promise.then(
+      (value) => {
+        release();
+        return value;
+      },
+      (reason: unknown) => {
+        release();
+        return toError(reason);
+      },
+    );
   };
-  return <T>(fn: () => Promise<T>): Promise<T> => {
+  return <T>(fn: () => Promise<T>): Promise<T | Error> => {
     if (active < limit) {
       active++;
       return start(fn);
     }
-    return new Promise<T>((resolve, reject) => waiting.push(() => start(fn).then(resolve, reject)));
+    return new Promise<T | Error>((resolve) => waiting.push(() => void start(fn).then(resolve)));
   };
 }
 
