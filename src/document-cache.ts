@@ -5,9 +5,9 @@ import { LRUCache } from 'lru-cache';
 /**
  * Yoga's parser and validation cache (`useParserAndValidationCache`), with the same keys and
  * results, minus its per-request cost: Yoga names the validation rules on every request
- * (`rules.map((r) => r.name).join(",")`: 30 rules, graphql's 27 and Armor's 3, handed over by envelop one
- * by one) and looks that 700-character string up in an LRU. Here the rule list is compared
- * with the one seen last, and its key is only built when it changed.
+ * (`rules.map((r) => r.name).join(",")`: 30 rules, graphql's 27 and Armor's 3, handed over
+ * by envelop one by one) and looks that 700-character string up in an LRU. Here the rule
+ * list is compared with the one seen last, and its key is only built when it changed.
  * Parsed documents stay in an LRU by their text, as in Yoga, but without Yoga's one-hour TTL
  * (a parsed document never goes stale; only the least used are dropped).
  */
