@@ -37,7 +37,12 @@ function setup() {
     },
     { onValidate: ({ addValidationRule }) => addValidationRule(rule) },
     // As GraphQL Armor does: a new rule function for every request, with the same name.
-    { onValidate: ({ addValidationRule }) => addValidationRule(function FreshEachTime() { return {}; }) },
+    {
+      onValidate: ({ addValidationRule }) =>
+        addValidationRule(function FreshEachTime() {
+          return {};
+        }),
+    },
     { onValidate: ({ addValidationRule, context }) => addValidationRule((context as { strict?: boolean }).strict ? NoSecret : AnyField) },
     useDocumentCache(),
   ];
