@@ -26,8 +26,9 @@ export function createLoaders(lookups: Lookups, call: LookupContext, concurrency
 
 /**
  * Each loader made on first use. A class, not an object literal with getters: V8 builds such
- * a literal's accessors and hidden class anew each time (about 1.2 µs and 670 bytes, measured)
- * and that hidden class outlives the request, promoted to the old generation with it.
+ * a literal's accessors and hidden class anew each time (about 1.2 µs and 670 bytes), and with
+ * the literal the request's objects were promoted to the old generation (in process, 0.74 MB
+ * per scavenge against 0.09 MB with this class; measured with --trace-gc-nvp).
  */
 class RequestLoaders implements Loaders {
   #ruc: Loaders['ruc'] | undefined;
