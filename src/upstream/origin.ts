@@ -86,25 +86,8 @@ export class Origin {
    * garbage-collected before it fires (test/upstream/client.test.ts keeps that from coming back).
    */
   post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
-    const limit = this.#maxResponseBytes;
     return new Promise<z.output<S>>((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let status: number | undefined;
-      let settled = false;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const fail = (error: Error) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      };
-      const timer = setTimeout(() => {
-        const error = new UpstreamUnavailableError({ path, reason: 'timeout', status });
-        fail(error);
-        // Still queued in the pool: it is aborted as soon as it starts.
-        controller?.abort(error);
-      }, options.timeoutMs);
+      const call = new Call(path, schema, this.#maxResponseBytes, resolve, reject, options.timeoutMs);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -113,47 +96,7 @@ export class Origin {
           headers: { accept: 'application/json', 'content-type': 'application/json', authorization: `Bearer ${token}` },
           body: JSON.stringify(body),
         },
-        {
-          onRequestStart(c) {
-            controller = c;
-            if (settled) c.abort(new UpstreamUnavailableError({ path, reason: 'timeout' }));
-          },
-          onResponseStart(_c, statusCode) {
-            // 1xx answers come before the real one.
-            if (statusCode >= 200) status = statusCode;
-          },
-          onResponseData(c, chunk) {
-            if (settled) return;
-            size += chunk.length;
-            if (size > limit) {
-              const error = new UpstreamUnavailableError({ path, reason: 'too_large', status });
-              fail(error);
-              c.abort(error);
-              return;
-            }
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            if (settled) return;
-            settled = true;
-            clearTimeout(timer);
-            // Nearly every answer arrives in one chunk: no copy then.
-            const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-            // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
-            try {
-              resolve(interpret(path, status ?? 0, bytes.toString('utf8'), schema));
-            } catch (error) {
-              reject(error);
-            }
-          },
-          onResponseError(_c, error) {
-            fail(
-              error instanceof UpstreamUnavailableError
-                ? error
-                : new UpstreamUnavailableError({ path, reason: 'network', status, cause: error }),
-            );
-          },
-        },
+        call,
       );
     });
   }
@@ -161,6 +104,96 @@ export class Origin {
   close(): Promise<void> {
     return this.#pool.close();
   }
+}
+
+/**
+ * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered under
+ * the size limit, the time-out, and the settling of the call's promise. A class with its state
+ * in fields rather than a handler of closures: an upstream call is the unit of work that
+ * scenario (c) repeats ten times per operation, and each closure is an allocation per call.
+ */
+class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #status: number | undefined;
+  #settled = false;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    readonly path: string,
+    readonly schema: S,
+    readonly limit: number,
+    readonly resolve: (record: z.output<S>) => void,
+    readonly reject: (error: Error) => void,
+    timeoutMs: number,
+  ) {
+    this.#timer = setTimeout(onTimeout, timeoutMs, this);
+  }
+
+  /** The time-out fired: the call fails now; still queued in the pool, it is aborted as soon as it starts. */
+  timedOut(): void {
+    const error = new UpstreamUnavailableError({ path: this.path, reason: 'timeout', status: this.#status });
+    this.#fail(error);
+    this.#controller?.abort(error);
+  }
+
+  #fail(error: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.reject(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#settled) controller.abort(new UpstreamUnavailableError({ path: this.path, reason: 'timeout' }));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    // 1xx answers come before the real one.
+    if (statusCode >= 200) this.#status = statusCode;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#size += chunk.length;
+    if (this.#size > this.limit) {
+      const error = new UpstreamUnavailableError({ path: this.path, reason: 'too_large', status: this.#status });
+      this.#fail(error);
+      controller.abort(error);
+      return;
+    }
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    // Nearly every answer arrives in one chunk: no copy then.
+    const chunks = this.#chunks;
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
+    // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
+    try {
+      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema));
+    } catch (error) {
+      this.reject(error as Error);
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#fail(
+      error instanceof UpstreamUnavailableError
+        ? error
+        : new UpstreamUnavailableError({ path: this.path, reason: 'network', status: this.#status, cause: error }),
+    );
+  }
+}
+
+/** setTimeout's callback, shared by every call (the call comes as its argument, so no closure per call). */
+function onTimeout(call: Call<z.ZodType>): void {
+  call.timedOut();
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
