@@ -29,9 +29,21 @@ interface Proc {
 const running = new Set<Proc>();
 
 /**
+ * The Node flags of `npm run start:prod`, read from package.json so that the bench runs the
+ * gateway exactly as production starts it.
+ */
+function productionNodeFlags(): string[] {
+  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:prod'] ?? '';
+  const words = script.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js')
+    throw new Error(`start:prod is not "node [flags] dist/src/main.js": ${script}`);
+  return words.slice(1, -1);
+}
+
+/**
  * Starts one compiled entry point (`npm run bench` builds first: the gateway runs as it runs
- * in production, `node dist/src/main.js`, without tsx's loader) and waits for its
- * "ready: <url>" line.
+ * in production, `npm run start:prod`, with its Node flags and without tsx's loader) and waits
+ * for its "ready: <url>" line.
  *
  * Its output goes to a file, as a production log would, not through a pipe into this process:
  * read here, the gateway's line per operation cost the load generator's process a third of a
@@ -41,7 +53,8 @@ const running = new Set<Proc>();
 async function start(name: string, file: string, env: Record<string, string>): Promise<Proc> {
   const logFile = join(tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const fd = openSync(logFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, [file], {
+  const flags = file === 'dist/src/main.js' ? productionNodeFlags() : [];
+  const child: ChildProcess = spawn(process.execPath, [...flags, file], {
     env: { PATH: process.env['PATH'], ...env },
     stdio: ['ignore', fd, fd],
   });
