@@ -46,7 +46,8 @@ export function createContextFactory({ upstream, lookups, concurrency, logger, t
       onShared: () => state.cacheHits++,
       observe: (info) => {
         state.upstreamCalls.push(info);
-        logger.debug({ reqId: state.id, upstream: info }, 'upstream call');
+        // Checked first: the line's object would be built for nothing at the usual info level.
+        if (logger.isLevelEnabled('debug')) logger.debug({ reqId: state.id, upstream: info }, 'upstream call');
       },
       ...(tracing && span
         ? {

@@ -55,7 +55,7 @@ class RequestLoaders implements Loaders {
 
   #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {
     const run = this.run;
-    return new DataLoader<string, V>((keys) => Promise.all(keys.map((key) => run(() => fetchOne(key)))));
+    return new DataLoader<string, V>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
   }
 }
 
@@ -76,10 +76,10 @@ function semaphore(limit: number) {
     if (next) next();
     else active--;
   };
-  const start = <T>(fn: () => Promise<T>): Promise<T | Error> => {
+  const start = <T>(fn: (key: string) => Promise<T>, key: string): Promise<T | Error> => {
     let promise: Promise<T>;
     try {
-      promise = fn();
+      promise = fn(key);
     } catch (error) {
       promise = Promise.reject(error);
     }
@@ -94,12 +94,13 @@ function semaphore(limit: number) {
       },
     );
   };
-  return <T>(fn: () => Promise<T>): Promise<T | Error> => {
+  // The key is handed over rather than closed over: no closure per key.
+  return <T>(fn: (key: string) => Promise<T>, key: string): Promise<T | Error> => {
     if (active < limit) {
       active++;
-      return start(fn);
+      return start(fn, key);
     }
-    return new Promise<T | Error>((resolve) => waiting.push(() => void start(fn).then(resolve)));
+    return new Promise<T | Error>((resolve) => waiting.push(() => void start(fn, key).then(resolve)));
   };
 }
 

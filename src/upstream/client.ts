@@ -165,28 +165,42 @@ export class UpstreamClient {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     const token = ctx.token;
     const deadlineAt = performance.now() + this.#deadlineMs;
-    // One timer per call: the shorter of the call's time-out and what is left of the deadline.
-    const timeoutMs = () => Math.max(1, Math.min(this.#timeoutMs, deadlineAt - performance.now()));
     const routes = this.#routes;
-    const only = routes.length === 1 ? routes[0] : undefined;
-    // With one origin an attempt is the call itself, with no frame of its own around it.
-    const attempt = only
-      ? (n: number) => this.#call(only, req, token, ctx, n, timeoutMs())
-      : async (n: number) => {
-          let lastError: unknown;
-          for (const route of routes) {
-            try {
-              return await this.#call(route, req, token, ctx, n, timeoutMs());
-            } catch (error) {
-              // Only an unavailable origin sends the lookup on; a 4xx (or a bad record) is final.
-              // An open breaker counts too: that is when the fallback matters most.
-              if (!(error instanceof UpstreamUnavailableError)) throw error;
-              lastError = error;
-            }
-          }
-          throw lastError;
-        };
-    return withRetries({ retries: this.#retries, deadlineAt, isRetryable }, attempt);
+    // The first attempt on the only origin, nearly every lookup, is the call itself: the
+    // closures for further attempts are made only when one is needed.
+    const first =
+      routes.length === 1
+        ? this.#call(routes[0]!, req, token, ctx, 1, this.#timeoutLeft(deadlineAt))
+        : this.#acrossRoutes(req, token, ctx, 1, deadlineAt);
+    if (this.#retries === 0) return first;
+    return first.catch((error: unknown) =>
+      withRetries({ retries: this.#retries, deadlineAt, isRetryable }, error, (n) =>
+        routes.length === 1
+          ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutLeft(deadlineAt))
+          : this.#acrossRoutes(req, token, ctx, n, deadlineAt),
+      ),
+    );
+  }
+
+  /** One call's time-out: the shorter of its own and what is left of the lookup's deadline. */
+  #timeoutLeft(deadlineAt: number): number {
+    return Math.max(1, Math.min(this.#timeoutMs, deadlineAt - performance.now()));
+  }
+
+  /** One attempt over the origins in order: only an unavailable origin sends the lookup on. */
+  async #acrossRoutes<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: CallContext, n: number, deadlineAt: number) {
+    let lastError: unknown;
+    for (const route of this.#routes) {
+      try {
+        return await this.#call(route, req, token, ctx, n, this.#timeoutLeft(deadlineAt));
+      } catch (error) {
+        // A 4xx (or a bad record) is final. An open breaker counts as unavailable: that is
+        // when the fallback matters most.
+        if (!(error instanceof UpstreamUnavailableError)) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
   }
 
   async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {

@@ -13,8 +13,10 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `attempt` until it succeeds, fails for good, or runs out of retries or time (the
- * caller bounds each attempt's own call by what is left of `deadlineAt`).
+ * After a first attempt failed with `firstError`, runs `attempt(2)`, `attempt(3)`, ... until
+ * one succeeds, fails for good, or the retries or the time run out (the caller bounds each
+ * attempt's own call by what is left of `deadlineAt`). The caller makes the first attempt
+ * itself, so that a lookup that succeeds at once (nearly all) pays for none of this.
  * Backoff is exponential with full jitter (a random delay between 0 and the ceiling), so
  * that many gateways retrying one failure do not come back in step.
  *
@@ -22,12 +24,7 @@ export interface RetryOptions {
  * nothing of a deadline: it would wait out a delay that ends past it, overshooting by up to
  * `maxDelayMs`. Here the deadline is a number, so it costs no timer of its own.
  */
-export function withRetries<T>(options: RetryOptions, attempt: (n: number) => Promise<T>): Promise<T> {
-  // The first attempt runs as it is: nearly every lookup ends there.
-  return attempt(1).catch((error: unknown) => retry(options, attempt, error));
-}
-
-async function retry<T>(options: RetryOptions, attempt: (n: number) => Promise<T>, firstError: unknown): Promise<T> {
+export async function withRetries<T>(options: RetryOptions, firstError: unknown, attempt: (n: number) => Promise<T>): Promise<T> {
   const base = options.baseDelayMs ?? 100;
   const max = options.maxDelayMs ?? 2000;
   let error = firstError;
