@@ -2,8 +2,9 @@
  * `npm run bench`: the gateway against a bare node:http + undici proxy (bench/baseline.ts),
  * both over the sandbox in a process of its own, with autocannon as the load generator, all
  * on this machine's loopback and cores. Bounded: every measurement lasts BENCH_SECONDS
- * (default 5) and is repeated BENCH_REPS times (default 3), alternating systems; the whole
- * run takes about 3 minutes (plus the build). Every process it starts is stopped by its own PID.
+ * (default 5) and is repeated BENCH_REPS times (default 5: on this shared VM the median of three
+ * moved with a single disturbed run), alternating systems; the whole run takes about 4 minutes
+ * (plus the build). Every process it starts is stopped by its own PID.
  *
  * Results: bench/results/<time>.json and bench/results/latest.json, and a Markdown table.
  */
@@ -15,7 +16,7 @@ import autocannon from 'autocannon';
 import { Pool } from 'undici';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
-const REPS = Number(process.env['BENCH_REPS'] ?? 3);
+const REPS = Number(process.env['BENCH_REPS'] ?? 5);
 const WARMUP_SECONDS = 2;
 const TOKEN = 'bench';
 
