@@ -113,6 +113,8 @@ interface Load {
   connections: number;
   /** Fixed request rate (requests per second over all connections), instead of as fast as possible. */
   rate?: number;
+  /** @default '/graphql' */
+  path?: string;
   seconds?: number;
 }
 
@@ -129,7 +131,7 @@ interface Sample {
  * Upstream calls per operation, exactly: 20 operations one after another, the sandbox's count
  * before and after. (Under load, calls still in flight when the clock stops blur the ratio.)
  */
-async function callsPerOperation(target: Proc, sandbox: Proc, body: string): Promise<number> {
+async function callsPerOperation(target: Proc, sandbox: Proc, body: string, path = '/graphql'): Promise<number> {
   const n = 20;
   // Let the calls of the load before this one finish first.
   let before = await upstreamCalls(sandbox);
@@ -140,7 +142,7 @@ async function callsPerOperation(target: Proc, sandbox: Proc, body: string): Pro
     before = now;
   }
   for (let i = 0; i < n; i++) {
-    const res = await fetch(`${target.url}/graphql`, {
+    const res = await fetch(`${target.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body,
@@ -154,7 +156,7 @@ async function load(target: Proc, sandbox: Proc, l: Load): Promise<Sample> {
   if (l.rate) return openLoop(target, sandbox, l, l.rate);
   const before = await upstreamCalls(sandbox);
   const result = await autocannon({
-    url: `${target.url}/graphql`,
+    url: `${target.url}${l.path ?? '/graphql'}`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
     body: l.body,
@@ -202,7 +204,7 @@ async function openLoop(target: Proc, sandbox: Proc, l: Load, rate: number): Pro
       pool
         .request({
           method: 'POST',
-          path: '/graphql',
+          path: l.path ?? '/graphql',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
           body: l.body,
         })
@@ -242,15 +244,16 @@ function summarize(samples: Sample[]): Sample {
   };
 }
 
-/** Warm both, then REPS rounds alternating systems; the median of each. */
-async function compare(systems: Proc[], sandbox: Proc, l: Load): Promise<Sample[]> {
-  for (const s of systems) await load(s, sandbox, { ...l, seconds: WARMUP_SECONDS });
+/** Warm both, then REPS rounds alternating systems; the median of each. `each` adapts the load to a system. */
+async function compare(systems: Proc[], sandbox: Proc, common: Load, each: Partial<Load>[] = []): Promise<Sample[]> {
+  const loads = systems.map((_, i) => ({ ...common, ...each[i] }));
+  for (const [i, s] of systems.entries()) await load(s, sandbox, { ...loads[i]!, seconds: WARMUP_SECONDS });
   // One system at a time: the sandbox counts every caller's calls.
   const exact: number[] = [];
-  for (const s of systems) exact.push(await callsPerOperation(s, sandbox, l.body));
+  for (const [i, s] of systems.entries()) exact.push(await callsPerOperation(s, sandbox, loads[i]!.body, loads[i]!.path));
   const samples: Sample[][] = systems.map(() => []);
   for (let rep = 0; rep < REPS; rep++) {
-    for (const [i, s] of systems.entries()) samples[i]!.push(await load(s, sandbox, l));
+    for (const [i, s] of systems.entries()) samples[i]!.push(await load(s, sandbox, loads[i]!));
   }
   return samples.map((s, i) => ({ ...summarize(s), upstreamPerOp: exact[i]! }));
 }
@@ -265,6 +268,8 @@ const BODIES = {
   aliases: JSON.stringify({
     query: `query Alias { ${Array.from({ length: 10 }, (_, i) => `a${i}: contribuyente(ruc: "${RUCS[i % 5]}") { ruc nombreORazonSocial detalle { tipoContribuyente actividadesEconomicas } }`).join(' ')} }`,
   }),
+  // (c)'s calls for the baseline's POST /ten: the five distinct RUCs, no GraphQL.
+  tenCalls: JSON.stringify({ rucs: RUCS }),
   licencia: q(
     'query Licencia($n: String!) { licencia(numLicencia: $n) { numLicencia tipoDocumento numeroDocumento nombres apellidoPaterno apellidoMaterno } }',
     { n: 'Q46779354' },
@@ -328,7 +333,12 @@ async function main() {
   });
 
   log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
-  const [c] = await compare([gateway], sandbox, { body: BODIES.aliases, connections: 50 });
+  const [c, cBase] = await compare([gateway, baseline], sandbox, { body: BODIES.aliases, connections: 50 }, [
+    {},
+    { path: '/ten', body: BODIES.tenCalls },
+  ]);
+  // The same ten calls through the bare proxy: what (c) costs with no GraphQL at all.
+  rows.push({ scenario: '(c) the same 10 calls, bare proxy', system: 'baseline', sample: cBase!, ratio: cBase!.rps / aBase!.rps });
   const cOk = c!.upstreamPerOp === 10 && c!.rps >= 0.25 * a!.rps;
   rows.push({
     scenario: '(c) 10 aliases, 5 RUCs + detalle',
@@ -430,6 +440,7 @@ async function main() {
     reps: REPS,
     durationSeconds: Math.round((Date.now() - started) / 1000),
     gatewayPeakRssMbAtoE: Math.round(peakPhase1),
+    cAgainstBareTenCalls: c!.rps / cBase!.rps,
     rows,
   };
   mkdirSync('bench/results', { recursive: true });
@@ -437,6 +448,11 @@ async function main() {
   writeFileSync(`bench/results/${report.at.replace(/[:.]/g, '-')}.json`, json);
   writeFileSync('bench/results/latest.json', json);
   console.log(`\n${table}\n\n${report.durationSeconds} s, ${REPS} runs of ${SECONDS} s each, median shown; bench/results/latest.json`);
+  // (c)'s target is relative to (a): how it compares with the bare proxy making the same calls.
+  console.log(
+    `(c) gateway against the bare proxy's same ten calls: ${(c!.rps / cBase!.rps).toFixed(2)}; ` +
+      `the bare proxy's (c) against its own (a): ${(cBase!.rps / aBase!.rps).toFixed(2)}`,
+  );
 }
 
 main().catch(async (error: unknown) => {
