@@ -111,8 +111,11 @@ function mediaTypeOf(accept: string | undefined): string | undefined {
 
 /** Yoga's own test for a JSON body (`isContentTypeMatch`), byte for byte. */
 function isJson(contentType: string | undefined): boolean {
-  const first = contentType?.split(',')[0];
-  return first === 'application/json' || !!first?.startsWith('application/json;');
+  if (contentType === undefined) return false;
+  // The part before the first comma, found without splitting the whole header (per request).
+  const comma = contentType.indexOf(',');
+  const first = comma < 0 ? contentType : contentType.slice(0, comma);
+  return first === 'application/json' || first.startsWith('application/json;');
 }
 
 /** The part of the Fetch `Headers` interface the plugins read, over node's header object. */

@@ -13,6 +13,7 @@ export interface OperationReportOptions {
 }
 
 type MaybeStream = ExecutionResult | readonly ExecutionResult[] | AsyncIterable<unknown>;
+const NONE: readonly ExecutionResult[] = [];
 
 /**
  * What each GraphQL operation did, reported once, three ways: one JSON log line, the
@@ -58,14 +59,20 @@ export class OperationReport {
 
   /** The final result (after the error contract): its error codes, and whether it ran. */
   result(request: Request, result: MaybeStream): void {
-    const results: readonly ExecutionResult[] = Array.isArray(result)
-      ? result
-      : Symbol.asyncIterator in result
-        ? []
-        : [result as ExecutionResult];
+    // A stream reports no codes; a batch, each result's. One loop, with no array or callback
+    // made for the single result that nearly every request has.
+    const single = !Array.isArray(result) && !(Symbol.asyncIterator in result) ? (result as ExecutionResult) : undefined;
+    const many: readonly ExecutionResult[] = !single && Array.isArray(result) ? result : NONE;
+    const codes: string[] = [];
+    let executed = false;
+    for (let i = 0, n = single ? 1 : many.length; i < n; i++) {
+      const r = single ?? many[i]!;
+      if (r.errors) for (const e of r.errors) codes.push(String(e.extensions?.['code']));
+      if ('data' in r && r.data !== undefined) executed = true;
+    }
     const state = requestState(request);
-    state.errorCodes = results.flatMap((r) => (r.errors ?? []).map((e) => String(e.extensions?.['code'])));
-    state.executed = results.some((r) => 'data' in r && r.data !== undefined);
+    state.errorCodes = codes;
+    state.executed = executed;
   }
 
   /** The answer is ready: the request id it must carry, and the report itself. */
