@@ -165,21 +165,20 @@ export class UpstreamClient {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     const token = ctx.token;
     const deadlineAt = performance.now() + this.#deadlineMs;
-    const routes = this.#routes;
-    // The first attempt on the only origin, nearly every lookup, is the call itself: the
-    // closures for further attempts are made only when one is needed.
-    const first =
-      routes.length === 1
-        ? this.#call(routes[0]!, req, token, ctx, 1, this.#timeoutLeft(deadlineAt))
-        : this.#acrossRoutes(req, token, ctx, 1, deadlineAt);
+    // The first attempt, nearly every lookup's only one, makes no closure for further attempts.
+    const first = this.#attempt(req, token, ctx, 1, deadlineAt);
     if (this.#retries === 0) return first;
     return first.catch((error: unknown) =>
-      withRetries({ retries: this.#retries, deadlineAt, isRetryable }, error, (n) =>
-        routes.length === 1
-          ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutLeft(deadlineAt))
-          : this.#acrossRoutes(req, token, ctx, n, deadlineAt),
-      ),
+      withRetries({ retries: this.#retries, deadlineAt, isRetryable }, error, (n) => this.#attempt(req, token, ctx, n, deadlineAt)),
     );
+  }
+
+  /** Attempt `n` of a lookup: with one origin, the call itself, with no frame of its own around it. */
+  #attempt<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: CallContext, n: number, deadlineAt: number): Promise<z.output<S>> {
+    const routes = this.#routes;
+    return routes.length === 1
+      ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutLeft(deadlineAt))
+      : this.#acrossRoutes(req, token, ctx, n, deadlineAt);
   }
 
   /** One call's time-out: the shorter of its own and what is left of the lookup's deadline. */
