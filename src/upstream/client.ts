@@ -249,7 +249,8 @@ export class UpstreamClient {
         },
         (error: unknown) => {
           if (error instanceof Error && 'isBrokenCircuitError' in error) {
-            // Open (cooling down), or half-open with its one probe already out: refused without a call.
+            // Open (cooling down): refused without a call. A call made while the half-open probe is
+            // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);
