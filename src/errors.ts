@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
-import { UpstreamError } from './upstream/errors.js';
+import { UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -13,7 +13,8 @@ export const ERROR_CODES = {
   UNAUTHENTICATED: 'Falta el token Bearer, o el servicio lo rechazó (HTTP 401).',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
   UPSTREAM_UNAVAILABLE: 'El servicio no está disponible: 503 u otro 5xx, respuesta no JSON, error de red o tiempo agotado. Reintentable.',
-  UPSTREAM_ERROR: 'El servicio respondió algo inesperado: un registro que no cumple el esquema u otro 4xx.',
+  UPSTREAM_ERROR:
+    'El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx.',
   INTERNAL_SERVER_ERROR: 'Falla interna del gateway (el detalle se oculta).',
   GRAPHQL_PARSE_FAILED: 'El documento GraphQL no se pudo analizar.',
   GRAPHQL_VALIDATION_FAILED: 'El documento GraphQL no es válido para el esquema.',
@@ -66,7 +67,7 @@ function mapUpstream(error: UpstreamError): Mapped {
             : 'El servicio de consulta no está disponible; reintente en unos segundos.'),
       };
     case 'invalid_response':
-      return { code: 'UPSTREAM_ERROR', message: 'El servicio de consulta devolvió un registro con un formato inesperado.' };
+      return { code: 'UPSTREAM_ERROR', message: INVALID_RESPONSE_MESSAGES[(error as UpstreamInvalidResponseError).reason] };
     case 'http':
       return mapHttp(error.status ?? 0, error.upstreamCode, said);
   }
@@ -83,6 +84,16 @@ function mapHttp(status: number, upstreamCode: string | undefined, said: string 
   }
   return { code: 'UPSTREAM_ERROR', message: said ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).` };
 }
+
+/** A 2xx or 3xx the gateway could not use: what the caller is told, and whether it paid. */
+const INVALID_RESPONSE_MESSAGES: Record<InvalidResponseReason, string> = {
+  record: 'El servicio de consulta devolvió un registro con un formato inesperado.',
+  other_document: 'El servicio de consulta devolvió el registro de otro documento; no se muestra.',
+  not_json: 'La respuesta del servicio llegó ilegible (la consulta ya se cobró); puede reintentar, con un nuevo cobro.',
+  cut_short: 'La respuesta del servicio llegó incompleta (la consulta ya se cobró); puede reintentar, con un nuevo cobro.',
+  too_large: 'La respuesta del servicio supera el tamaño máximo que admite el gateway.',
+  redirect: 'El servicio de consulta respondió con una redirección, que el gateway no sigue.',
+};
 
 /** The spec's four error codes (section 7), the status each comes with, and our message when none is sent. */
 const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; message: string }> = {
@@ -101,7 +112,8 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
   const { code, message } = mapUpstream(error);
   const extensions: Record<string, unknown> = {
     code,
-    retryable: error.upstreamRetryable ?? RETRYABLE_BY_DEFAULT.has(code),
+    retryable:
+      error.upstreamRetryable ?? (error instanceof UpstreamInvalidResponseError ? error.retryable : RETRYABLE_BY_DEFAULT.has(code)),
   };
   if (error.upstreamCode) extensions['upstreamCode'] = error.upstreamCode;
   if (error.status !== undefined) extensions['upstreamStatus'] = error.status;
@@ -157,7 +169,8 @@ export function resultWithContract<R>(result: R): R {
   const fix = <T extends { errors?: readonly unknown[] }>(r: T): T =>
     r.errors?.length ? { ...r, errors: r.errors.map((e) => (e instanceof GraphQLError ? withContract(e) : e)) } : r;
   if (Array.isArray(result)) return result.map(fix) as R;
-  if (typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result)) return fix(result as { errors?: readonly unknown[] }) as R;
+  if (typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result))
+    return fix(result as { errors?: readonly unknown[] }) as R;
   return result;
 }
 

@@ -304,9 +304,9 @@ export const TRIGGERS = {
   badGateway: { ruc: '20600000030', licencia: 'T502' },
   /** A correct answer after `slowMs` (default 3000 ms). */
   slow: { ruc: '20600000048', licencia: 'TSLOW' },
-  /** 200 with a truncated, unparseable JSON body. */
+  /** 200 with a truncated, unparseable JSON body (billed, as every 2xx). */
   brokenBody: { ruc: '20600000056', licencia: 'TBROKEN' },
-  /** 200 with a record that breaks the schema (no name). */
+  /** 200 with a record that breaks the schema (no name; billed). */
   badRecord: { ruc: '20600000064', licencia: 'TBADRECORD' },
   /** 400 invalid_input: the upstream rejects a RUC the gateway accepted. */
   rejected: { ruc: '20600000072', licencia: 'T400' },
@@ -314,6 +314,12 @@ export const TRIGGERS = {
   otherClientError: { ruc: '20600000081', licencia: 'T422' },
   /** The connection is reset without an answer. */
   reset: { ruc: '20600000099', licencia: 'TRESET' },
+  /** 200 with another document's record (billed). */
+  otherDocument: { ruc: '20600000102', licencia: 'TOTHER' },
+  /** 302 to another address, which a client must not follow. */
+  redirect: { ruc: '20600000111', licencia: 'T302' },
+  /** 204 with no body (billed). */
+  noContent: { ruc: '20600000129', licencia: 'T204' },
   /** A valid RUC / licence with no data: 404 document_not_found. */
   notFound: { ruc: '20999999990', licencia: 'Q99999999' },
 } as const;

@@ -98,7 +98,15 @@ const COST: Record<string, number> = { '/ruc': 1, '/ruc-sunat': 1, '/licencia-co
 const LEGACY_PREFIX = '/api';
 const MAX_BODY = 1024 * 1024;
 
-type Answer = { status: number; json?: unknown; raw?: string; contentType?: string; delayMs?: number; reset?: boolean };
+type Answer = {
+  status: number;
+  json?: unknown;
+  raw?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  reset?: boolean;
+};
 
 const ok = (data: unknown): Answer => ({ status: 200, json: { success: true, code: 'found', retryable: false, data, time: 0.01 } });
 const fail = (status: number, code: string, message: string, retryable = false): Answer => ({
@@ -126,7 +134,9 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const taxpayers = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
   const licences = new Map(LICENCES.map((l) => [l.num_licencia, l]));
 
-  function triggered(name: TriggerName, answer: () => Answer): Answer {
+  function triggered(name: TriggerName, answer: () => Answer, token: string, cost: number): Answer {
+    // Every 2xx is billed, whatever its body, as the real service bills it.
+    const billed = (a: Answer): Answer => charge(token, cost) ?? a;
     switch (name) {
       case 'unavailable':
         return fail(503, 'upstream_unavailable', 'El servicio de consulta no está disponible, vuelva a intentarlo en unos segundos.', true);
@@ -135,9 +145,15 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       case 'slow':
         return { ...answer(), delayMs: slowMs };
       case 'brokenBody':
-        return { status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"2060', contentType: 'application/json' };
+        return billed({ status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"2060', contentType: 'application/json' });
       case 'badRecord':
-        return ok({ ruc: 12345, estado: ['ACTIVO'] });
+        return billed(ok({ ruc: 12345, estado: ['ACTIVO'] }));
+      case 'otherDocument':
+        return billed(ok({ ...LICENCES[0]!, ...summary(TAXPAYERS[0]!), ...detail(TAXPAYERS[0]!) }));
+      case 'redirect':
+        return { status: 302, raw: '<html>Moved</html>', contentType: 'text/html', headers: { location: 'http://127.0.0.1:9/login' } };
+      case 'noContent':
+        return billed({ status: 204, raw: '' });
       case 'rejected':
         return fail(400, 'invalid_input', 'El RUC es incorrecto');
       case 'otherClientError':
@@ -181,7 +197,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
     };
     const trigger = TRIGGER_BY_KEY.get(key);
-    return trigger ? triggered(trigger, answer) : answer();
+    return trigger ? triggered(trigger, answer, token, COST[op]!) : answer();
   }
 
   function batch(op: string, token: string, body: Record<string, unknown>): Answer {
@@ -201,7 +217,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       }));
       return ok({ cantidad_de_comprobantes: comprobantes.length, comprobantes });
     };
-    return issuerTrigger ? triggered(issuerTrigger, answer) : answer();
+    return issuerTrigger ? triggered(issuerTrigger, answer, token, receipts.length) : answer();
   }
 
   function receiptState(r: Receipt): { comprobante_estado_descripcion: string; observaciones: unknown[] } {
@@ -220,7 +236,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   }
 
   /** The fault this call gets, if any: `failNext` first, then each rate in turn. */
-  function fault(): Answer | undefined {
+  function fault(token: string, cost: number): Answer | undefined {
+    const billed = (a: Answer): Answer => charge(token, cost) ?? a;
     if (faults.failNext && faults.failNext > 0) {
       faults.failNext--;
       return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);
@@ -235,13 +252,13 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         case 'reset':
           return { status: 0, reset: true };
         case 'notJson':
-          return { status: 200, raw: '<html><body>Mantenimiento</body></html>', contentType: 'text/html' };
+          return billed({ status: 200, raw: '<html><body>Mantenimiento</body></html>', contentType: 'text/html' });
         case 'truncated':
-          return { status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"20100', contentType: 'application/json' };
+          return billed({ status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"20100', contentType: 'application/json' });
         case 'oversized':
-          return ok({ ruc: '20100123453', nombre_o_razon_social: 'X'.repeat(5 * 1024 * 1024) });
+          return billed(ok({ ruc: '20100123453', nombre_o_razon_social: 'X'.repeat(5 * 1024 * 1024) }));
         case 'badRecord':
-          return ok({ nombre_o_razon_social: null, actividades_economicas: 'no es una lista' });
+          return billed(ok({ nombre_o_razon_social: null, actividades_economicas: 'no es una lista' }));
       }
     }
     return undefined;
@@ -256,7 +273,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
     if (!plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
-    const injected = fault();
+    const list = (body as { comprobantes?: unknown } | null)?.comprobantes;
+    const injected = fault(auth[1]!, op.startsWith('/validacion') ? (Array.isArray(list) ? list.length : 0) : COST[op]!);
     if (injected) return injected;
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
@@ -317,7 +335,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       }
       const payload = answer.raw ?? JSON.stringify(answer.json);
       res.writeHead(answer.status, {
-        'content-type': answer.contentType ?? 'application/json',
+        ...answer.headers,
+        ...(answer.status === 204 ? {} : { 'content-type': answer.contentType ?? 'application/json' }),
         'content-length': Buffer.byteLength(payload),
       });
       res.end(payload);

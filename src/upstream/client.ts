@@ -1,6 +1,6 @@
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { MissingTokenError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
+import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
 import {
@@ -115,17 +115,30 @@ export class UpstreamClient {
 
   /** POST /ruc: summary record. Costs 1 query. */
   ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
-    return this.#lookup({ path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: 1 }, ctx);
+    return this.#lookup({ path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: 1, isOther: (r) => r.ruc.trim() !== ruc }, ctx);
   }
 
   /** POST /ruc-sunat: detailed record. Costs 1 query. */
   rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
-    return this.#lookup({ path: '/ruc-sunat', body: { ruc }, schema: RucSunatRecordSchema, cost: 1 }, ctx);
+    return this.#lookup(
+      { path: '/ruc-sunat', body: { ruc }, schema: RucSunatRecordSchema, cost: 1, isOther: (r) => r.ruc.trim() !== ruc },
+      ctx,
+    );
   }
 
   /** POST /licencia-conducir: licence holder. Costs 2 queries. */
   licencia(numLicencia: string, ctx: CallContext): Promise<LicenciaRecord> {
-    return this.#lookup({ path: '/licencia-conducir', body: { num_licencia: numLicencia }, schema: LicenciaRecordSchema, cost: 2 }, ctx);
+    return this.#lookup(
+      {
+        path: '/licencia-conducir',
+        body: { num_licencia: numLicencia },
+        schema: LicenciaRecordSchema,
+        cost: 2,
+        // The service may spell the number in another case; any other difference is another licence.
+        isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
+      },
+      ctx,
+    );
   }
 
   /** POST /validacion-multiple-cpe: 1 query per receipt. */
@@ -244,6 +257,12 @@ export class UpstreamClient {
       })
       .then(
         (record) => {
+          if (req.isOther?.(record)) {
+            // Billed, and wrong: shown to nobody, kept nowhere, not asked again.
+            const error = new UpstreamInvalidResponseError({ path: req.path, status: 200, reason: 'other_document' });
+            report(200, error);
+            throw error;
+          }
           report(200);
           return record;
         },
@@ -266,6 +285,8 @@ interface RestCall<S extends z.ZodType> {
   body: unknown;
   schema: S;
   cost: number;
+  /** A lookup's check that the record is the document asked for. */
+  isOther?: (record: z.output<S>) => boolean;
 }
 
 function requireToken(path: string, ctx: CallContext): string {

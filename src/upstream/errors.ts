@@ -62,7 +62,7 @@ export class UpstreamHttpError extends UpstreamError {
   }
 }
 
-export type UnavailableReason = 'network' | 'timeout' | 'status' | 'not_json' | 'too_large' | 'breaker_open';
+export type UnavailableReason = 'network' | 'timeout' | 'status' | 'too_large' | 'breaker_open';
 
 /** The upstream could not be reached or gave no usable answer; worth retrying later. */
 export class UpstreamUnavailableError extends UpstreamError {
@@ -83,15 +83,38 @@ export class UpstreamUnavailableError extends UpstreamError {
   }
 }
 
-/** A 2xx whose envelope or record does not match the schema we rely on. */
+/**
+ * Why an answer the upstream gave could not be used. A 2xx was billed whatever its body,
+ * so none of these is retried by the gateway: the caller decides, knowing it pays again.
+ * - `record`: the envelope or record breaks the schema (asking again gets the same).
+ * - `other_document`: the record is another RUC's or licence's than the one asked.
+ * - `not_json`: a 2xx body that is empty or not JSON (204, an HTML page, JSON cut short).
+ * - `cut_short`: the body stopped (reset or time-out) after a 2xx status arrived.
+ * - `too_large`: a 2xx body over the size limit.
+ * - `redirect`: a 3xx, never followed.
+ */
+export type InvalidResponseReason = 'record' | 'other_document' | 'not_json' | 'cut_short' | 'too_large' | 'redirect';
+
+/** Asking again can help only where the body was damaged on the way. */
+const RETRYABLE_REASONS: ReadonlySet<InvalidResponseReason> = new Set(['not_json', 'cut_short']);
+
+/** An answer (2xx or 3xx) the gateway cannot use; never retried, never cached. */
 export class UpstreamInvalidResponseError extends UpstreamError {
   readonly kind = 'invalid_response';
   override readonly name = 'UpstreamInvalidResponseError';
+  readonly reason: InvalidResponseReason;
   /** Where the record broke, as zod paths: field names only, never values. */
   readonly issues: readonly string[];
-  constructor(fields: { path: string; status: number; issues: readonly string[] }) {
-    super(`upstream ${fields.path} sent a record that breaks the schema: ${fields.issues.join('; ')}`, fields);
-    this.issues = fields.issues;
+  constructor(fields: { path: string; status: number; reason: InvalidResponseReason; issues?: readonly string[]; cause?: unknown }) {
+    const detail = fields.issues?.length ? `: ${fields.issues.join('; ')}` : '';
+    super(`upstream ${fields.path} answered ${fields.status} with an unusable body (${fields.reason})${detail}`, fields);
+    this.reason = fields.reason;
+    this.issues = fields.issues ?? [];
+  }
+
+  /** Whether asking again (and paying again) can help. */
+  get retryable(): boolean {
+    return RETRYABLE_REASONS.has(this.reason);
   }
 }
 

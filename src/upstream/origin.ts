@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
 import { EnvelopeSchema } from './schemas.js';
 
 export interface OriginOptions {
@@ -133,9 +133,21 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
 
   /** The time-out fired: the call fails now; still queued in the pool, it is aborted as soon as it starts. */
   timedOut(): void {
-    const error = new UpstreamUnavailableError({ path: this.path, reason: 'timeout', status: this.#status });
+    const error = this.#interrupted('timeout');
     this.#fail(error);
     this.#controller?.abort(error);
+  }
+
+  /**
+   * The call stopped before its answer was whole. Once a 2xx status has arrived the call was
+   * billed: the body was cut short, and asking again is the caller's choice, not ours.
+   */
+  #interrupted(reason: 'timeout' | 'network', cause?: unknown): UpstreamError {
+    const status = this.#status;
+    if (status !== undefined && status >= 200 && status < 300) {
+      return new UpstreamInvalidResponseError({ path: this.path, status, reason: 'cut_short', cause });
+    }
+    return new UpstreamUnavailableError({ path: this.path, reason, status, cause });
   }
 
   #fail(error: Error): void {
@@ -159,7 +171,11 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     if (this.#settled) return;
     this.#size += chunk.length;
     if (this.#size > this.limit) {
-      const error = new UpstreamUnavailableError({ path: this.path, reason: 'too_large', status: this.#status });
+      const status = this.#status ?? 0;
+      const error =
+        status >= 200 && status < 300
+          ? new UpstreamInvalidResponseError({ path: this.path, status, reason: 'too_large' })
+          : new UpstreamUnavailableError({ path: this.path, reason: 'too_large', status: this.#status });
       this.#fail(error);
       controller.abort(error);
       return;
@@ -183,11 +199,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#fail(
-      error instanceof UpstreamUnavailableError
-        ? error
-        : new UpstreamUnavailableError({ path: this.path, reason: 'network', status: this.#status, cause: error }),
-    );
+    this.#fail(error instanceof UpstreamError ? error : this.#interrupted('network', error));
   }
 }
 
@@ -198,18 +210,22 @@ function onTimeout(call: Call<z.ZodType>): void {
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
 function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S): z.output<S> {
+  // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
+  if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    // A 4xx keeps its meaning without a body (a 401 is a 401); a 2xx or 5xx without JSON is unusable.
+    // A 4xx keeps its meaning without a body (a 401 is a 401); a 5xx without JSON is unavailable;
+    // a 2xx without JSON (204 included) was billed and is unusable.
     if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status });
-    throw new UpstreamUnavailableError({ path, reason: status >= 500 ? 'status' : 'not_json', status });
+    if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
+    throw new UpstreamInvalidResponseError({ path, status, reason: 'not_json' });
   }
   const envelope = EnvelopeSchema.safeParse(json);
   const ok = status >= 200 && status < 300;
   if (!envelope.success) {
-    if (ok) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(envelope.error) });
+    if (ok) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(envelope.error) });
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
     throw new UpstreamHttpError({ path, status });
   }
@@ -220,7 +236,7 @@ function interpret<S extends z.ZodType>(path: string, status: number, text: stri
     throw new UpstreamHttpError(fields);
   }
   const record = schema.safeParse(data);
-  if (!record.success) throw new UpstreamInvalidResponseError({ path, status, issues: issuesOf(record.error) });
+  if (!record.success) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(record.error) });
   return record.data;
 }
 

@@ -161,9 +161,9 @@ describe('upstream answers mapped to codes', () => {
     expect(JSON.stringify(f.body)).not.toContain('<html>');
   });
 
-  it('a 200 whose body is not JSON is UPSTREAM_UNAVAILABLE', async () => {
+  it('a 200 whose body is not JSON is UPSTREAM_ERROR, retryable (billed: the caller decides)', async () => {
     const f = await failure(ContribuyenteDetalleDocument, { ruc: TRIGGERS.brokenBody.ruc });
-    expect(f).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+    expect(f).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
   });
 
   it('a reset connection is UPSTREAM_UNAVAILABLE', async () => {

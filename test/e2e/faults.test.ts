@@ -28,9 +28,10 @@ const MATRIX: [FaultKind, string, boolean][] = [
   // A 500 whose envelope says retryable: false; the envelope's word wins.
   ['serverError', 'UPSTREAM_UNAVAILABLE', false],
   ['reset', 'UPSTREAM_UNAVAILABLE', true],
-  ['notJson', 'UPSTREAM_UNAVAILABLE', true],
-  ['truncated', 'UPSTREAM_UNAVAILABLE', true],
-  ['oversized', 'UPSTREAM_UNAVAILABLE', true],
+  // A 2xx was billed whatever its body: UPSTREAM_ERROR, retryable where asking again can help.
+  ['notJson', 'UPSTREAM_ERROR', true],
+  ['truncated', 'UPSTREAM_ERROR', true],
+  ['oversized', 'UPSTREAM_ERROR', false],
   ['badRecord', 'UPSTREAM_ERROR', false],
 ];
 

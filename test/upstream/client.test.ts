@@ -56,15 +56,31 @@ describe('the REST client alone (no GraphQL)', () => {
     });
   });
 
-  it('turns 503, HTML 502, a broken body, a reset and a time-out into UpstreamUnavailableError with its reason', async () => {
+  it('turns 503, HTML 502, a reset and a time-out into UpstreamUnavailableError with its reason', async () => {
     const reasons = await Promise.all(
-      [TRIGGERS.unavailable.ruc, TRIGGERS.badGateway.ruc, TRIGGERS.brokenBody.ruc, TRIGGERS.reset.ruc, TRIGGERS.slow.ruc].map((ruc) =>
+      [TRIGGERS.unavailable.ruc, TRIGGERS.badGateway.ruc, TRIGGERS.reset.ruc, TRIGGERS.slow.ruc].map((ruc) =>
         client.ruc(ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e),
       ),
     );
     for (const e of reasons) expect(e).toBeInstanceOf(UpstreamUnavailableError);
-    expect(reasons.map((e) => (e as UpstreamUnavailableError).reason)).toEqual(['status', 'status', 'not_json', 'network', 'timeout']);
+    expect(reasons.map((e) => (e as UpstreamUnavailableError).reason)).toEqual(['status', 'status', 'network', 'timeout']);
     expect((reasons[0] as UpstreamUnavailableError).upstreamRetryable).toBe(true);
+  });
+
+  it('turns a billed answer it cannot use into UpstreamInvalidResponseError, after one call', async () => {
+    const cases = [
+      [TRIGGERS.brokenBody.ruc, 'not_json', true],
+      [TRIGGERS.noContent.ruc, 'not_json', true],
+      [TRIGGERS.otherDocument.ruc, 'other_document', false],
+      [TRIGGERS.redirect.ruc, 'redirect', false],
+    ] as const;
+    for (const [ruc, reason, retryable] of cases) {
+      sandbox.reset();
+      const error = await client.ruc(ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+      expect(error).toMatchObject({ reason, retryable });
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    }
   });
 
   it('turns a record that breaks the schema into UpstreamInvalidResponseError naming fields, not values', async () => {
@@ -123,12 +139,12 @@ describe('an answer larger than maxResponseBytes', () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  it('is refused as unavailable instead of being read whole', async () => {
+  it('is refused instead of being read whole (billed: not retried)', async () => {
     const small = new UpstreamClient({ baseUrl: url, maxResponseBytes: 1000 });
     const error = await small.ruc('20100123453', { token: 't' }).catch((e: unknown) => e);
     await small.close();
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect((error as UpstreamUnavailableError).reason).toBe('too_large');
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(error).toMatchObject({ reason: 'too_large', retryable: false });
   });
 });
 
@@ -150,13 +166,16 @@ describe('an answer whose body stops half-way', () => {
     return new Promise<void>((r) => server.close(() => r()));
   });
 
-  it('ends at the time-out, as unavailable', async () => {
-    const timed = new UpstreamClient({ baseUrl: url, timeoutMs: 200, retries: 0 });
+  it('ends at the time-out, cut short after a 200 (billed), and is not retried', async () => {
+    let calls = 0;
+    server.on('request', () => calls++);
+    const timed = new UpstreamClient({ baseUrl: url, timeoutMs: 200, retries: 2 });
     const started = Date.now();
     const error = await timed.ruc('20100123453', { token: 't' }).catch((e: unknown) => e);
     await timed.close();
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect((error as UpstreamUnavailableError).reason).toBe('timeout');
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(error).toMatchObject({ reason: 'cut_short', retryable: true, status: 200 });
+    expect(calls).toBe(1);
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });
