@@ -1,19 +1,35 @@
-import { Kind, getOperationAST, type DocumentNode, type FieldNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import {
+  Kind,
+  getArgumentValues,
+  getOperationAST,
+  getVariableValues,
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from './validation.js';
 
 /** A root field that can spend plan queries, with the argument that says how many. */
 interface Term {
   field: 'contribuyente' | 'contribuyentes' | 'contribuyenteDetalle' | 'licencia' | 'receipts';
-  value: ValueNode | undefined;
+  /** The field as written, and its definition: its arguments are read as the resolver gets them. */
+  node: FieldNode;
+  def: GraphQLField<unknown, unknown>;
+  /** The argument that names what is looked up or sent. */
+  arg: string;
   /** A Contribuyente selection that asks for `detalle` anywhere in it. */
   detalle: boolean;
 }
 
 /**
- * An operation's terms, and its estimate when no term reads a variable (then the estimate is
+ * An operation's terms, and its estimate when it declares no variable (then the estimate is
  * the same on every run, and is worked out once).
  */
 interface Plan {
+  operation: OperationDefinitionNode | undefined;
   terms: Term[];
   fixed: number | undefined;
 }
@@ -23,66 +39,49 @@ const plans = new WeakMap<DocumentNode, Map<string, Plan>>();
 
 /**
  * The most plan queries an operation could spend, from its document and variables, before
- * anything runs. It counts what the resolvers would call, with the same rules: distinct
- * trimmed keys (one call per key per operation), invalid keys and oversized lists cost
- * nothing (they fail locally), 1 per RUC for /ruc and /ruc-sunat, 2 per licence, 1 per receipt.
- * `@skip` and `@include` are ignored: the bound stays an upper bound.
+ * anything runs. It reads each argument as the resolver will get it (graphql-js's own
+ * coercion: variables, their default values, inline literals, lists mixing both), and counts
+ * what the resolvers would call, with the same rules: distinct trimmed keys (one call per key
+ * per operation), invalid keys and oversized lists cost nothing (they fail locally), 1 per RUC
+ * for /ruc and /ruc-sunat, 2 per licence, 1 per receipt. `@skip` and `@include` are ignored:
+ * the bound stays an upper bound.
  */
-export function estimateCost(document: DocumentNode, operationName: string | null | undefined, variables: unknown): number {
+export function estimateCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: unknown,
+): number {
   let byName = plans.get(document);
   if (!byName) plans.set(document, (byName = new Map()));
   const key = operationName ?? '';
   let plan = byName.get(key);
   if (!plan) {
-    const terms = planOf(document, operationName);
-    const fixed = terms.some((t) => readsVariable(t.value)) ? undefined : estimateTerms(terms, {});
-    byName.set(key, (plan = { terms, fixed }));
+    const operation = getOperationAST(document, operationName ?? undefined) ?? undefined;
+    const terms = operation ? planOf(schema, document, operation) : [];
+    plan = { operation, terms, fixed: undefined };
+    if (!operation?.variableDefinitions?.length) plan.fixed = estimateTerms(terms, {});
+    byName.set(key, plan);
   }
-  return plan.fixed ?? estimateTerms(plan.terms, variables);
+  if (plan.fixed !== undefined) return plan.fixed;
+  // The variables as execution will see them; when they fail to coerce, nothing runs.
+  const raw = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
+  const coerced = getVariableValues(schema, plan.operation!.variableDefinitions!, raw, { maxErrors: 1 });
+  return coerced.errors ? 0 : estimateTerms(plan.terms, coerced.coerced);
 }
 
-function readsVariable(node: ValueNode | undefined): boolean {
-  if (node?.kind === Kind.VARIABLE) return true;
-  if (node?.kind === Kind.LIST) return node.values.some(readsVariable);
-  return false;
-}
-
-function estimateTerms(terms: Term[], variables: unknown): number {
-  if (terms.length === 0) return 0;
-
-  const vars = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
-  const valueOf = (node: ValueNode | undefined): unknown => {
-    switch (node?.kind) {
-      case Kind.VARIABLE:
-        return vars[node.name.value];
-      case Kind.STRING:
-        return node.value;
-      case Kind.LIST:
-        return node.values.map(valueOf);
-      case Kind.OBJECT:
-        return {};
-      default:
-        return undefined;
-    }
-  };
-  const rucsOf = (value: unknown, max: number): string[] => {
-    const list = Array.isArray(value) ? value : [value];
-    const keys: string[] = [];
-    if (list.length > max) return keys;
-    for (const v of list) {
-      if (typeof v !== 'string') continue;
-      const checked = checkRuc(v);
-      if (checked.ok) keys.push(checked.value);
-    }
-    return keys;
-  };
-
+function estimateTerms(terms: Term[], variables: Record<string, unknown>): number {
   const ruc = new Set<string>();
   const rucSunat = new Set<string>();
   const licencias = new Set<string>();
   let receipts = 0;
   for (const term of terms) {
-    const value = valueOf(term.value);
+    let value: unknown;
+    try {
+      value = getArgumentValues(term.def, term.node, variables)[term.arg];
+    } catch {
+      continue; // the field fails before its resolver runs
+    }
     switch (term.field) {
       case 'contribuyente':
       case 'contribuyentes': {
@@ -107,12 +106,35 @@ function estimateTerms(terms: Term[], variables: unknown): number {
   return ruc.size + rucSunat.size + 2 * licencias.size + receipts;
 }
 
-/** The operation's root fields that reach the upstream, through fragments, with their key argument. */
-function planOf(document: DocumentNode, operationName: string | null | undefined): Term[] {
-  const operation = getOperationAST(document, operationName ?? undefined);
-  if (!operation) return [];
+/** The valid RUCs of one value or list, or none when the list is over `max` (refused whole). */
+function rucsOf(value: unknown, max: number): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  const keys: string[] = [];
+  if (list.length > max) return keys;
+  for (const v of list) {
+    if (typeof v !== 'string') continue;
+    const checked = checkRuc(v);
+    if (checked.ok) keys.push(checked.value);
+  }
+  return keys;
+}
+
+/** The argument of each root field that reaches the upstream. */
+const ROOT_TERMS: Record<string, { field: Term['field']; arg: string }> = {
+  contribuyente: { field: 'contribuyente', arg: 'ruc' },
+  contribuyentes: { field: 'contribuyentes', arg: 'rucs' },
+  contribuyenteDetalle: { field: 'contribuyenteDetalle', arg: 'ruc' },
+  licencia: { field: 'licencia', arg: 'numLicencia' },
+  validarComprobantes: { field: 'receipts', arg: 'comprobantes' },
+  validarComprobantesTexto: { field: 'receipts', arg: 'comprobantes' },
+};
+
+/** The operation's root fields that reach the upstream, through fragments, with their definitions. */
+function planOf(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): Term[] {
+  const root = schema.getRootType(operation.operation);
+  if (!root) return [];
+  const rootFields = root.getFields();
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
-  const arg = (field: FieldNode, name: string) => field.arguments?.find((a) => a.name.value === name)?.value;
 
   /** Fields of a selection set, through fragments, each fragment once per path. */
   const fieldsOf = (set: SelectionSetNode | undefined, seen: Set<string> = new Set()): FieldNode[] =>
@@ -125,21 +147,10 @@ function planOf(document: DocumentNode, operationName: string | null | undefined
     });
   const wantsDetalle = (field: FieldNode) => fieldsOf(field.selectionSet).some((f) => f.name.value === 'detalle');
 
-  return fieldsOf(operation.selectionSet).flatMap((field): Term[] => {
-    switch (field.name.value) {
-      case 'contribuyente':
-        return [{ field: 'contribuyente', value: arg(field, 'ruc'), detalle: wantsDetalle(field) }];
-      case 'contribuyentes':
-        return [{ field: 'contribuyentes', value: arg(field, 'rucs'), detalle: wantsDetalle(field) }];
-      case 'contribuyenteDetalle':
-        return [{ field: 'contribuyenteDetalle', value: arg(field, 'ruc'), detalle: false }];
-      case 'licencia':
-        return [{ field: 'licencia', value: arg(field, 'numLicencia'), detalle: false }];
-      case 'validarComprobantes':
-      case 'validarComprobantesTexto':
-        return [{ field: 'receipts', value: arg(field, 'comprobantes'), detalle: false }];
-      default:
-        return [];
-    }
+  return fieldsOf(operation.selectionSet).flatMap((node): Term[] => {
+    const known = ROOT_TERMS[node.name.value];
+    const def = rootFields[node.name.value];
+    if (!known || !def) return [];
+    return [{ ...known, node, def, detalle: wantsDetalle(node) }];
   });
 }

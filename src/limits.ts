@@ -74,7 +74,7 @@ function useCostLimit(max: number): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       const request = (args.contextValue as { request?: Request }).request;
       const state = request ? requestState(request) : undefined;
-      const estimated = estimateCost(args.document, args.operationName, args.variableValues);
+      const estimated = estimateCost(args.schema, args.document, args.operationName, args.variableValues);
       if (state) state.estimatedCost = estimated;
       if (estimated > max) {
         setResultAndStopExecution({

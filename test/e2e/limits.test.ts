@@ -132,6 +132,47 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect((await stack.gql(mixed, { r: '20501234568' })).body.extensions?.['cost']).toMatchObject({ estimated: 2 });
   });
 
+  it('counts default values of variables as the resolvers will get them', async () => {
+    const { body } = await stack.gql(`query($r: String! = "20100123453") { contribuyente(ruc: $r) { detalle { ruc } } }`, {});
+    expect(body.extensions?.['cost']).toEqual({ estimated: 2, limit: 100, queries: 2, upstreamCalls: 2, cacheHits: 0 });
+    // A variable sent overrides its default.
+    const sent = await stack.gql(`query($r: String! = "20100123453") { contribuyente(ruc: $r) { ruc } }`, { r: 'no es un RUC' });
+    expect(sent.body.extensions?.['cost']).toMatchObject({ estimated: 0, upstreamCalls: 0 });
+  });
+
+  it('refuses 1,300 RUCs given as default values before any call', async () => {
+    const rucs = manyRucs(1300);
+    const defs = Array.from({ length: 13 }, (_, i) => `$l${i}: [String!]! = ${JSON.stringify(rucs.slice(i * 100, i * 100 + 100))}`);
+    const fields = Array.from({ length: 13 }, (_, i) => `f${i}: contribuyentes(rucs: $l${i}) { ruc }`);
+    const wide = await startStack({ env: { MAX_ALIASES: '20', MAX_TOKENS: '100000', MAX_BODY_BYTES: '200000' } });
+    try {
+      const { body } = await wide.gql(`query(${defs.join(', ')}) { ${fields.join(' ')} }`, {});
+      expect(codes(body)).toEqual(['COST_LIMIT_EXCEEDED']);
+      expect(body.extensions?.['cost']).toMatchObject({ estimated: 1300, queries: 0, upstreamCalls: 0 });
+      expect(wide.sandbox.calls).toHaveLength(0);
+    } finally {
+      await wide.close();
+    }
+  });
+
+  it('reads values through fragments, inline fragments, lists mixing literals and variables, and counts @skip as spent', async () => {
+    const rucs = manyRucs(4);
+    const { body } = await stack.gql(
+      `query($a: String!, $skip: Boolean! = true, $lista: [String!]! = ["${rucs[3]}"]) {
+        ...Raiz
+        ... on Query { b: contribuyenteDetalle(ruc: $a) @skip(if: $skip) { ruc } }
+        c: contribuyentes(rucs: [$a, "${rucs[1]}"]) { ruc }
+        d: contribuyentes(rucs: $lista) { ruc }
+      }
+      fragment Raiz on Query { contribuyente(ruc: "${rucs[2]}") { detalle { ruc } } }`,
+      { a: rucs[0] },
+    );
+    expect(body.errors).toBeUndefined();
+    // /ruc: rucs 0, 1, 2, 3; /ruc-sunat: 2 (detalle) and 0 (skipped, still counted as a bound).
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 6, limit: 100 });
+    expect(stack.sandbox.calls.length).toBeLessThanOrEqual(6);
+  });
+
   it('leaves a list over its own limit of 100 to INVALID_INPUT with the contract message', async () => {
     const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 101 }, () => RECEIPT) });
     expect(codes(body)).toEqual(['INVALID_INPUT']);
