@@ -13,7 +13,7 @@ import { useExecutor } from './executor.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import { RedisStore } from './cache/redis-store.js';
-import { MemoryStore, type CacheStore } from './cache/store.js';
+import { MemoryStore, type LookupStore } from './cache/store.js';
 import { Lookups } from './lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -27,6 +27,8 @@ export interface AppOptions {
   upstream?: UpstreamClient;
   /** Tracing to use instead of the OTLP exporter of OTEL_EXPORTER_OTLP_ENDPOINT (tests pass an in-memory one). */
   tracing?: Tracing;
+  /** Where lookups meet, instead of one built from config (a cluster worker's: the primary's). */
+  store?: LookupStore | undefined;
   /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
   metrics?: Metrics;
   /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
@@ -69,13 +71,15 @@ export function createApp(config: Config, options: AppOptions): App {
         (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`);
       },
     });
-  const store = createStore(config, logger);
+  const store = 'store' in options ? options.store : createStore(config, logger);
   const lookups = new Lookups(upstream, {
     store,
+    keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,
     notFoundTtlMs: config.cache.notFoundTtlMs,
     keySecret: config.cache.keySecret,
-    sharedKeys: store?.kind === 'redis',
+    // Processes sharing a store must agree on keys (the workers of an instance, instances sharing Redis).
+    sharedKeys: store !== undefined && store.kind !== 'memory',
     onResult: (op, result) => {
       if (result !== 'off') metrics.cacheLookup(op, result);
     },
@@ -182,15 +186,18 @@ export function createApp(config: Config, options: AppOptions): App {
   return app;
 }
 
-/** The lookup cache's store: none with CACHE=off, Redis with REDIS_URL, else an in-memory LRU. */
-function createStore(config: Config, logger: Logger): CacheStore | undefined {
-  if (!config.cache.enabled) return undefined;
-  if (!config.cache.redisUrl) return new MemoryStore({ maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes });
+/** Where lookups meet: none with CACHE=off and COALESCE=off, Redis with REDIS_URL, else this process's memory. */
+export function createStore(config: Config, logger: Logger): LookupStore | undefined {
+  const { enabled, coalesce, redisUrl, leaseMs } = config.cache;
+  if (!enabled && !coalesce) return undefined;
+  if (!redisUrl) return new MemoryStore({ maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes, coalesce });
   if (!config.cache.keySecret) {
     logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
   }
   return new RedisStore({
-    url: config.cache.redisUrl,
+    url: redisUrl,
+    leaseMs,
+    coalesce,
     onStateChange: (state, error) =>
       state === 'up'
         ? logger.info({ cache: 'redis' }, 'cache store up')

@@ -53,8 +53,10 @@ const EnvSchema = z
     MAX_OPERATION_COST: count.min(1).default(100),
     /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
     CORS_ORIGINS: z.string().default('*'),
-    /** `off` turns the lookup cache (and sharing of calls across requests) off. @default 'on' */
+    /** `off` keeps no answers (every lookup asks the upstream again); calls in flight are still shared (COALESCE). @default 'on' */
     CACHE: z.enum(['on', 'off']).default('on'),
+    /** `off`: concurrent identical lookups each make their own call instead of sharing one. @default 'on' */
+    COALESCE: z.enum(['on', 'off']).default('on'),
     /** @default 21600000 (6 h) */
     CACHE_TTL_RUC_MS: millisLong.default(6 * 3600_000),
     /** @default 21600000 (6 h) */
@@ -129,7 +131,12 @@ export interface Config {
   /** `'*'` or the list of allowed origins. */
   readonly corsOrigins: '*' | readonly string[];
   readonly cache: {
+    /** Keep answers. */
     readonly enabled: boolean;
+    /** Share a call in flight among identical lookups (same token), wherever they land. */
+    readonly coalesce: boolean;
+    /** Longest one caller may hold a key's call before the others make it themselves: a lookup's deadline, and a second. */
+    readonly leaseMs: number;
     readonly ttlMs: { readonly ruc: number; readonly rucSunat: number; readonly licencia: number };
     readonly notFoundTtlMs: number;
     readonly maxEntries: number;
@@ -189,6 +196,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseOrigins(e.CORS_ORIGINS),
     cache: Object.freeze({
       enabled: e.CACHE === 'on',
+      coalesce: e.COALESCE === 'on',
+      leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
       ttlMs: Object.freeze({ ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS }),
       notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
       maxEntries: e.CACHE_MAX_ENTRIES,

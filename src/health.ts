@@ -1,11 +1,11 @@
 import { connect } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
-import type { CacheStore } from './cache/store.js';
+import type { LookupStore } from './cache/store.js';
 import type { UpstreamClient } from './upstream/client.js';
 
 export interface HealthOptions {
   upstream: UpstreamClient;
-  store: CacheStore | undefined;
+  store: LookupStore | undefined;
   metricsText: () => Promise<string>;
   contentType: string;
 }

@@ -31,7 +31,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
   const options = { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
   // Lines are gathered up to 4 KiB per write(2), and flushed at least every 200 ms: one write
   // per line was a few percent of an operation's CPU under load.
-  const stdout = () => pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 } as Parameters<typeof pino.destination>[0]);
+  const stdout = () =>
+    pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 } as Parameters<typeof pino.destination>[0]);
   return pino(options, (destination as Parameters<typeof pino>[1]) ?? stdout());
 }
 

@@ -1,22 +1,27 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { CacheStore } from './cache/store.js';
+import type { LookupStore } from './cache/store.js';
 import type { CallContext, UpstreamClient } from './upstream/client.js';
-import { UpstreamHttpError } from './upstream/errors.js';
+import { UpstreamError, UpstreamHttpError, upstreamErrorData, upstreamErrorFrom, type UpstreamErrorData } from './upstream/errors.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
 
 export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
 
+/** Keys of this entry format; a new format takes a new prefix, so no version reads another's. */
+export const KEY_PREFIX = 'gw2:';
+
 export interface LookupsOptions {
-  /** Where answers are kept; undefined turns the cache and cross-request sharing off. */
-  store: CacheStore | undefined;
+  /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
+  store: LookupStore | undefined;
+  /** Keep answers (CACHE=on); false still lets lookups share a call in flight (COALESCE). */
+  keep: boolean;
   /** Time to live of a found record, per operation. */
   ttlMs: Record<LookupOp, number>;
   /** Time to live of a DOCUMENT_NOT_FOUND answer. */
   notFoundTtlMs: number;
   /**
    * Secret for the HMAC of the token in cache keys. Without one, a random secret for this
-   * process (fine for the embedded store), or plain SHA-256 when `sharedKeys` is set, so that
-   * instances sharing Redis agree on keys.
+   * process (fine for one process), or plain SHA-256 when `sharedKeys` is set, so that
+   * processes sharing a store agree on keys.
    */
   keySecret?: string | undefined;
   sharedKeys?: boolean;
@@ -39,21 +44,22 @@ export interface LookupContext extends CallContext {
   onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
 }
 
-type Cached<T> = { record: T } | { notFound: { status: number; code?: string | undefined; message?: string | undefined } };
+/** What a store holds and hands over: a record, or a failure (a kept 404, or one for the callers that waited). */
+type Entry<T> = { record: T } | { failure: UpstreamErrorData };
 
 /**
- * Lookups with the caller's quota in mind: answers cached per operation, key and token, and
- * concurrent identical lookups from different requests sharing one upstream call. A token's
- * answers are only ever served to that token (free and paid plans see different things).
- * Only found records and DOCUMENT_NOT_FOUND are kept; nothing else (no retryable failure, no
- * 401, 403 or 429), and batch validations never come through here.
+ * Lookups with the caller's quota in mind: answers kept per operation, key and token, and
+ * concurrent identical lookups sharing one upstream call, in this process, across the workers
+ * of an instance or across instances, as far as the store reaches. A token's answers are only
+ * ever served to that token (free and paid plans see different things). Only found records
+ * and DOCUMENT_NOT_FOUND are kept; a failure reaches only the callers that waited on its call.
+ * Batch validations never come through here.
  */
 export class Lookups {
   readonly #client: UpstreamClient;
-  readonly #store: CacheStore | undefined;
+  readonly #store: LookupStore | undefined;
   readonly #options: LookupsOptions;
   readonly #secret: string | undefined;
-  readonly #flights = new Map<string, Promise<unknown>>();
 
   constructor(client: UpstreamClient, options: LookupsOptions) {
     this.#client = client;
@@ -61,7 +67,6 @@ export class Lookups {
     this.#options = options;
     this.#secret = options.keySecret ?? (options.sharedKeys ? undefined : randomBytes(32).toString('hex'));
   }
-
   /** What stands for the token in cache keys: HMAC-SHA-256 with the server secret (or SHA-256). */
   tokenKey(token: string | undefined): string | undefined {
     if (!token || !this.#store) return undefined;
@@ -103,60 +108,52 @@ export class Lookups {
 
   async #find<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>, outcome: (r: CacheResult) => void): Promise<T> {
     const store = this.#store;
-    // No token (the client refuses it without a call) or no cache: nothing to share.
+    // No token (the client refuses it without a call) or no store: nothing to share.
     if (!store || !ctx.tokenKey) return fetch();
-    const cacheKey = `gw1:${op}:${ctx.tokenKey}:${key}`;
-
-    if (!ctx.noCache) {
-      const cached = parse<T>(await store.get(cacheKey));
-      if (cached) {
-        outcome('hit');
-        ctx.onShared?.('cache');
-        if ('record' in cached) return cached.record;
-        throw new UpstreamHttpError({
-          path: op,
-          status: cached.notFound.status,
-          upstreamCode: cached.notFound.code,
-          upstreamMessage: cached.notFound.message,
-        });
-      }
+    const keep = this.#options.keep;
+    let claim = await store.claim(`${KEY_PREFIX}${op}:${ctx.tokenKey}:${key}`, { read: keep && !ctx.noCache });
+    let waited = false;
+    while (claim.kind === 'wait') {
+      waited = true;
+      claim = await claim.next;
     }
-
-    const inFlight = this.#flights.get(cacheKey) as Promise<T> | undefined;
-    if (inFlight) {
-      outcome('flight');
-      ctx.onShared?.('flight');
-      return inFlight;
+    if (claim.kind === 'hit') {
+      const entry = entryOf<T>(claim.entry);
+      // An entry this version cannot read (another version's, say) counts as a miss.
+      if (!entry) return fetch();
+      outcome(waited ? 'flight' : 'hit');
+      ctx.onShared?.(waited ? 'flight' : 'cache');
+      if ('failure' in entry) throw upstreamErrorFrom(entry.failure);
+      return entry.record;
     }
+    // This caller's request makes (and pays for) the call, and hands the outcome to those waiting.
     outcome('miss');
-    // The first caller's request makes (and pays for) the call; a failure reaches only the
-    // callers that joined this flight, and the next lookup starts a new one.
-    const flight = (async () => {
-      try {
-        const record = await fetch();
-        await store.set(cacheKey, JSON.stringify({ record } satisfies Cached<T>), this.#options.ttlMs[op]);
-        return record;
-      } catch (error) {
-        if (error instanceof UpstreamHttpError && error.status === 404 && error.upstreamCode === 'document_not_found') {
-          const notFound = { status: 404, code: error.upstreamCode, message: error.upstreamMessage };
-          await store.set(cacheKey, JSON.stringify({ notFound } satisfies Cached<T>), this.#options.notFoundTtlMs);
-        }
-        throw error;
-      } finally {
-        this.#flights.delete(cacheKey);
+    const lease = claim.lease;
+    let record: T;
+    try {
+      record = await fetch();
+    } catch (error) {
+      if (error instanceof UpstreamError) {
+        // A 404 is an answer like a record (and billed like one): kept. Any other failure only
+        // reaches the callers that waited on this call.
+        const notFound = error instanceof UpstreamHttpError && error.status === 404 && error.upstreamCode === 'document_not_found';
+        const failure: Entry<T> = { failure: upstreamErrorData(error) };
+        lease.settle(JSON.stringify(failure), notFound && keep ? this.#options.notFoundTtlMs : 0);
+      } else {
+        lease.abandon();
       }
-    })();
-    this.#flights.set(cacheKey, flight);
-    return flight;
+      throw error;
+    }
+    lease.settle(JSON.stringify({ record } satisfies Entry<T>), keep ? this.#options.ttlMs[op] : 0);
+    return record;
   }
 }
 
-/** A stored answer, or undefined for a miss or anything unreadable (counted as a miss). */
-function parse<T>(text: string | undefined): Cached<T> | undefined {
-  if (text === undefined) return undefined;
+/** A stored entry, or undefined for anything unreadable. */
+function entryOf<T>(text: string): Entry<T> | undefined {
   try {
-    const value = JSON.parse(text) as Cached<T>;
-    return typeof value === 'object' && value !== null && ('record' in value || 'notFound' in value) ? value : undefined;
+    const value = JSON.parse(text) as Entry<T>;
+    return typeof value === 'object' && value !== null && ('record' in value || 'failure' in value) ? value : undefined;
   } catch {
     return undefined;
   }

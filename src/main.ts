@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { createApp } from './app.js';
+import { ClusterStore, serveWorkers } from './cache/cluster-store.js';
+import { MemoryStore } from './cache/store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger, flushLogsSync } from './logger.js';
@@ -65,6 +67,11 @@ async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
  * its operations in flight, then the primary exits 0.
  */
 function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined) {
+  // The workers' lookups meet here, unless they meet in Redis.
+  if (sharesThroughPrimary(config)) {
+    const { maxEntries, maxBytes, coalesce, leaseMs } = config.cache;
+    serveWorkers(new MemoryStore({ maxEntries, maxBytes, coalesce }), { leaseMs });
+  }
   const env = {
     UPSTREAM_URL: config.upstreamUrl,
     ...(config.builtinSandbox ? { BUILTIN_SANDBOX: '1' } : {}),
@@ -109,6 +116,11 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
   process.once('SIGTERM', (s) => void stop(s));
 }
 
+/** A cluster's workers share kept answers and calls in flight through the primary (not Redis). */
+function sharesThroughPrimary(config: Config): boolean {
+  return (config.cache.enabled || config.cache.coalesce) && !config.cache.redisUrl;
+}
+
 const METRICS_REQUEST = 'gateway:metrics-request';
 const METRICS_REPLY = 'gateway:metrics-reply';
 
@@ -144,6 +156,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     metrics,
     ...(cluster.isWorker ? { metricsText: clusterMetricsText() } : {}),
     ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
+    ...(cluster.isWorker && sharesThroughPrimary(config) ? { store: new ClusterStore() } : {}),
   });
   const server = createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentRequests });
   // A count, not a Set of the responses: with every response added to a long-lived Set and

@@ -30,6 +30,8 @@ describe('loadConfig', () => {
       corsOrigins: '*',
       cache: {
         enabled: true,
+        coalesce: true,
+        leaseMs: 16_000,
         ttlMs: { ruc: 6 * 3600_000, rucSunat: 6 * 3600_000, licencia: 24 * 3600_000 },
         notFoundTtlMs: 600_000,
         maxEntries: 10_000,

@@ -67,7 +67,8 @@ const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
 beforeAll(async () => {
-  stack = await startStack({ env: { LOG_LEVEL: 'warn', BREAKER_COOLDOWN_MS: '300', UPSTREAM_TIMEOUT_MS: '500' } });
+  // Every operation reaches the upstream: no call in flight is shared.
+  stack = await startStack({ env: { LOG_LEVEL: 'warn', BREAKER_COOLDOWN_MS: '300', UPSTREAM_TIMEOUT_MS: '500', COALESCE: 'off' } });
   client = new Pool(stack.url, { connections: CONCURRENCY });
   process.on('unhandledRejection', onUnhandled);
 });

@@ -1,65 +1,184 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { CacheStore } from './store.js';
+import type { Claim, ClaimOptions, Lease, LookupStore } from './store.js';
 
 export interface RedisStoreOptions {
   url: string;
-  /** Longest wait for one GET or SET before it counts as a miss. @default 250 */
+  /** Longest a lead may hold a key (its lock's time to live): past it, a waiter makes the call itself. */
+  leaseMs: number;
+  /** Join calls in flight on any instance (COALESCE); off, every miss leads its own call. @default true */
+  coalesce?: boolean;
+  /** How often a waiter looks for the answer or a free lock, besides being told. @default 100 */
+  pollMs?: number;
+  /** Longest wait for one command before it counts as a miss. @default 250 */
   commandTimeoutMs?: number;
   /** Told once when the store goes away and once when it is back. */
   onStateChange?: (state: 'up' | 'down', error?: Error) => void;
 }
 
+/** Deletes the lock only while it is still this lead's (it may have expired and been taken). */
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
 /**
- * Redis shared by every instance of the gateway (ioredis). While Redis is away, commands
- * fail at once (no offline queue) and count as misses; ioredis keeps reconnecting with a
- * backoff, so the cache comes back by itself.
+ * Redis shared by every instance (ioredis). A miss takes a short lock on the key (`SET NX PX`);
+ * whoever holds it makes the call, stores the answer, publishes it on the key's channel and
+ * releases the lock. The others wait for that message, looking now and then for the stored
+ * answer or a free lock, so a lead that dies only delays them until its lock expires.
+ * While Redis is away, commands fail at once (no offline queue) and every claim is a lead:
+ * an outage costs calls, never a failed lookup. ioredis reconnects by itself.
  */
-export class RedisStore implements CacheStore {
+export class RedisStore implements LookupStore {
   readonly kind = 'redis';
   readonly #redis: Redis;
+  /** A connection of its own for pub/sub, as Redis requires. */
+  readonly #subscriber: Redis | undefined;
+  readonly #listeners = new Map<string, Set<(message: string) => void>>();
+  readonly #options: Required<Omit<RedisStoreOptions, 'onStateChange'>>;
+  readonly #owner = randomUUID();
+  #leases = 0;
   #state: 'unknown' | 'up' | 'down' = 'unknown';
   #closing = false;
 
   constructor(options: RedisStoreOptions) {
-    this.#redis = new Redis(options.url, {
+    this.#options = { coalesce: true, pollMs: 100, commandTimeoutMs: 250, ...options };
+    this.#redis = this.#connect(options.onStateChange);
+    if (this.#options.coalesce) {
+      const subscriber = (this.#subscriber = this.#connect());
+      subscriber.on('message', (channel: string, message: string) => {
+        for (const listener of this.#listeners.get(channel) ?? []) listener(message);
+      });
+      // Channels whose subscription failed while Redis was away are taken up again.
+      subscriber.on('ready', () => {
+        if (this.#listeners.size) subscriber.subscribe(...this.#listeners.keys()).catch(() => undefined);
+      });
+    }
+  }
+
+  #connect(onStateChange?: RedisStoreOptions['onStateChange']): Redis {
+    const redis = new Redis(this.#options.url, {
       // A lookup must never wait on a Redis that is not there: fail fast, go upstream.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs ?? 250,
+      commandTimeout: this.#options.commandTimeoutMs,
       connectTimeout: 2000,
       // Reconnect forever, at most every 2 s.
       retryStrategy: (times) => Math.min(times * 100, 2000),
-      lazyConnect: false,
     });
     // Without an 'error' listener ioredis would crash the process; with it, one log line per change.
-    this.#redis.on('ready', () => {
-      if (this.#state === 'up') return;
+    redis.on('ready', () => {
+      if (this.#state === 'up' || !onStateChange) return;
       this.#state = 'up';
-      options.onStateChange?.('up');
+      onStateChange('up');
     });
     const down = (error?: Error) => {
-      if (this.#state === 'down' || this.#closing) return;
+      if (this.#state === 'down' || this.#closing || !onStateChange) return;
       this.#state = 'down';
-      options.onStateChange?.('down', error);
+      onStateChange('down', error);
     };
-    this.#redis.on('error', down);
-    this.#redis.on('close', () => down());
+    redis.on('error', down);
+    redis.on('close', () => down());
+    return redis;
   }
 
-  async get(key: string): Promise<string | undefined> {
+  async claim(key: string, options: ClaimOptions): Promise<Claim> {
     try {
-      return (await this.#redis.get(key)) ?? undefined;
+      if (options.read) {
+        const entry = await this.#redis.get(key);
+        if (entry !== null) return { kind: 'hit', entry };
+      }
+      if (!this.#options.coalesce) return { kind: 'lead', lease: this.#lease(key, undefined) };
+      const owner = `${this.#owner}:${this.#leases++}`;
+      if (await this.#lock(key, owner)) return { kind: 'lead', lease: this.#lease(key, owner) };
+      return { kind: 'wait', next: this.#wait(key, options) };
     } catch {
-      return undefined;
+      return { kind: 'lead', lease: this.#lease(key, undefined) };
     }
   }
 
-  async set(key: string, value: string, ttlMs: number): Promise<void> {
-    try {
-      await this.#redis.set(key, value, 'PX', Math.max(1, Math.round(ttlMs)));
-    } catch {
-      // A lost write costs a later upstream call, nothing more.
-    }
+  async #lock(key: string, owner: string): Promise<boolean> {
+    return (await this.#redis.set(lockOf(key), owner, 'PX', this.#options.leaseMs, 'NX')) === 'OK';
+  }
+
+  /** Settling stores the answer, tells the waiters, then frees the lock, in one round trip. */
+  #lease(key: string, owner: string | undefined): Lease {
+    let done = false;
+    const send = (build: (p: ReturnType<Redis['pipeline']>) => void) => {
+      if (done) return;
+      done = true;
+      const pipeline = this.#redis.pipeline();
+      build(pipeline);
+      if (owner) pipeline.eval(RELEASE, 1, lockOf(key), owner);
+      // A lost write costs a later call, nothing more.
+      pipeline.exec().catch(() => undefined);
+    };
+    return {
+      settle: (entry, ttlMs) =>
+        send((p) => {
+          if (ttlMs > 0) p.set(key, entry, 'PX', Math.max(1, Math.round(ttlMs)));
+          if (owner) p.publish(channelOf(key), entry);
+        }),
+      // An empty message: look again now (the lock is free).
+      abandon: () => send((p) => (owner ? p.publish(channelOf(key), '') : undefined)),
+    };
+  }
+
+  /** Waits for the lead's message, or a stored answer, or a free lock; never longer than a lease and a poll. */
+  #wait(key: string, options: ClaimOptions): Promise<Claim> {
+    return new Promise<Claim>((resolve) => {
+      const channel = channelOf(key);
+      const giveUpAt = Date.now() + this.#options.leaseMs + this.#options.pollMs;
+      let done = false;
+      let looking = false;
+      const finish = (claim: Claim) => {
+        done = true;
+        clearInterval(timer);
+        this.#unlisten(channel, onMessage);
+        resolve(claim);
+      };
+      const look = async () => {
+        if (done || looking) return;
+        looking = true;
+        try {
+          const entry = options.read ? await this.#redis.get(key) : null;
+          if (done) return;
+          if (entry !== null) return finish({ kind: 'hit', entry });
+          const owner = `${this.#owner}:${this.#leases++}`;
+          const locked = await this.#lock(key, owner);
+          if (locked && done) return this.#lease(key, owner).abandon();
+          if (locked) return finish({ kind: 'lead', lease: this.#lease(key, owner) });
+          if (Date.now() > giveUpAt) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
+        } catch {
+          // Redis went away while waiting: make the call, as with no store.
+          if (!done) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
+        } finally {
+          looking = false;
+        }
+      };
+      const onMessage = (message: string) => {
+        if (done) return;
+        if (message === '') void look();
+        else finish({ kind: 'hit', entry: message });
+      };
+      const timer = setInterval(() => void look(), this.#options.pollMs);
+      // Once subscribed, look at once: the answer may have been published before.
+      void this.#listen(channel, onMessage).then(look);
+    });
+  }
+
+  async #listen(channel: string, listener: (message: string) => void): Promise<void> {
+    let set = this.#listeners.get(channel);
+    if (!set) this.#listeners.set(channel, (set = new Set()));
+    set.add(listener);
+    if (set.size > 1) return;
+    // Not subscribed (Redis away): the waiter still looks every poll.
+    await this.#subscriber?.subscribe(channel).catch(() => undefined);
+  }
+
+  #unlisten(channel: string, listener: (message: string) => void): void {
+    const set = this.#listeners.get(channel);
+    if (!set?.delete(listener) || set.size > 0) return;
+    this.#listeners.delete(channel);
+    this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
 
   healthy(): boolean {
@@ -69,5 +188,9 @@ export class RedisStore implements CacheStore {
   async close(): Promise<void> {
     this.#closing = true;
     this.#redis.disconnect();
+    this.#subscriber?.disconnect();
   }
 }
+
+const lockOf = (key: string) => `${key}#lock`;
+const channelOf = (key: string) => `${key}#done`;

@@ -121,3 +121,41 @@ export class UpstreamInvalidResponseError extends UpstreamError {
 export function isUpstreamError(error: unknown): error is UpstreamError {
   return error instanceof UpstreamError;
 }
+
+/** An upstream failure as plain data, to hand to callers in other processes that joined the call. */
+export interface UpstreamErrorData {
+  kind: UpstreamErrorKind;
+  path: string;
+  status?: number | undefined;
+  upstreamCode?: string | undefined;
+  upstreamRetryable?: boolean | undefined;
+  upstreamMessage?: string | undefined;
+  reason?: string | undefined;
+  issues?: readonly string[] | undefined;
+}
+
+export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
+  const { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage } = error;
+  const reason = error instanceof UpstreamUnavailableError || error instanceof UpstreamInvalidResponseError ? error.reason : undefined;
+  const issues = error instanceof UpstreamInvalidResponseError ? error.issues : undefined;
+  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, issues };
+}
+
+/** The same failure again, from `upstreamErrorData`. */
+export function upstreamErrorFrom(data: UpstreamErrorData): UpstreamError {
+  switch (data.kind) {
+    case 'http':
+      return new UpstreamHttpError({ ...data, status: data.status ?? 0 });
+    case 'unavailable':
+      return new UpstreamUnavailableError({ ...data, reason: (data.reason ?? 'network') as UnavailableReason });
+    case 'invalid_response':
+      return new UpstreamInvalidResponseError({
+        path: data.path,
+        status: data.status ?? 0,
+        reason: (data.reason ?? 'record') as InvalidResponseReason,
+        issues: data.issues,
+      });
+    case 'missing_token':
+      return new MissingTokenError(data.path);
+  }
+}

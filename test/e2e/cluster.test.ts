@@ -40,7 +40,8 @@ const workerPids = (output: string) =>
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' });
+  // Nothing shared, so that every operation reaches the upstream from the worker that got it.
+  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off', COALESCE: 'off' });
   // Both workers listening before the first request.
   const deadline = Date.now() + 10_000;
   while ((gateway.output().match(/gateway ready/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

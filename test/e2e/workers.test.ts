@@ -1,0 +1,156 @@
+import { request } from 'node:http';
+import { availableParallelism } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+
+/** README's worked query 1, word for word. */
+const EJEMPLO =
+  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion esAgenteDeRetencion detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
+
+interface Answer {
+  data?: Record<string, unknown> | null;
+  errors?: { extensions?: Record<string, unknown> }[];
+  extensions?: { cost?: Record<string, number> };
+}
+
+/** One operation on a connection of its own, so that node:cluster may hand it to any worker. */
+function once(url: string, query: string, variables: Record<string, unknown> = {}): Promise<Answer> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve(JSON.parse(text) as Answer));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ query, variables }));
+  });
+}
+
+/** Pids of the workers that logged an operation since `from` (an offset into the output). */
+function workerPids(output: string, from = 0): Set<number> {
+  return new Set(
+    output
+      .slice(from)
+      .split('\n')
+      .filter((l) => l.includes('"msg":"operation"'))
+      .map((l) => (JSON.parse(l) as { pid: number }).pid),
+  );
+}
+
+async function readyWorkers(gateway: SpawnedGateway, workers: number): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while ((gateway.output().match(/gateway ready/g) ?? []).length < workers && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function stop(gateway: SpawnedGateway): Promise<void> {
+  if (gateway.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => gateway.child.once('exit', resolve));
+  gateway.child.kill('SIGTERM');
+  await exited;
+}
+
+const cost = (answer: Answer) => answer.extensions?.cost;
+const total = (answers: Answer[], field: string) => answers.reduce((sum, a) => sum + (cost(a)?.[field] ?? 0), 0);
+
+describe('`npm start` with default settings (one worker per core, the built-in sandbox)', () => {
+  const workers = availableParallelism();
+  let gateway: SpawnedGateway;
+  /** Calls the built-in sandbox has received, from its own stats route. */
+  let sandboxCalls: () => Promise<number>;
+
+  beforeAll(async () => {
+    gateway = await spawnGateway();
+    await readyWorkers(gateway, workers);
+    const sandboxUrl = /from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway.output())![1]!;
+    sandboxCalls = async () => ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { calls: number }).calls;
+  });
+  afterAll(() => stop(gateway));
+
+  it("spends README query 1's 4 queries once: asked again, on any worker, all three lookups come from the cache", async () => {
+    const variables = { ruc: '20100123453', numLicencia: 'Q46779354' };
+    const first = await once(gateway.url, EJEMPLO, variables);
+    expect(first.errors).toBeUndefined();
+    expect(cost(first)).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0 });
+    const mark = gateway.output().length;
+    const again = await Promise.all(Array.from({ length: 6 }, () => once(gateway.url, EJEMPLO, variables)));
+    for (const a of again) {
+      expect(a.data).toEqual(first.data);
+      expect(cost(a)).toEqual({ estimated: 4, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 3 });
+    }
+    expect(await sandboxCalls()).toBe(3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(workers, 2));
+  });
+
+  it('makes one call for two identical lookups in a row and for 40 at once, on separate connections', async () => {
+    const before = await sandboxCalls();
+    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    await once(gateway.url, query, { r: '20501234568' });
+    await once(gateway.url, query, { r: '20501234568' });
+    expect((await sandboxCalls()) - before).toBe(1);
+    const atOnce = await Promise.all(Array.from({ length: 40 }, () => once(gateway.url, query, { r: '20602345671' })));
+    expect(atOnce.every((a) => (a.data?.['contribuyente'] as { ruc: string }).ruc === '20602345671')).toBe(true);
+    expect((await sandboxCalls()) - before).toBe(2);
+    expect(total(atOnce, 'upstreamCalls')).toBe(1);
+    expect(total(atOnce, 'cacheHits')).toBe(39);
+  });
+});
+
+describe('WORKERS=2, CACHE=off: a call in flight is still shared by every worker', () => {
+  let sandbox: Sandbox;
+  let gateway: SpawnedGateway;
+  beforeAll(async () => {
+    // Slow enough that 40 requests arrive while the first call is in flight.
+    sandbox = await startSandbox({ latencyMs: 400 });
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' });
+    await readyWorkers(gateway, 2);
+  });
+  afterAll(async () => {
+    await stop(gateway);
+    await sandbox.close();
+  });
+
+  it('makes one upstream call for 40 concurrent identical lookups landing on both workers', async () => {
+    const mark = gateway.output().length;
+    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    const answers = await Promise.all(Array.from({ length: 40 }, () => once(gateway.url, query, { r: '20100123453' })));
+    expect(answers.every((a) => a.errors === undefined)).toBe(true);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(total(answers, 'queries')).toBe(1);
+    expect(total(answers, 'cacheHits')).toBe(39);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(workerPids(gateway.output(), mark).size).toBe(2);
+    // Nothing kept: the next lookup asks again.
+    await once(gateway.url, query, { r: '20100123453' });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('shares a failure only with the callers of that call', async () => {
+    sandbox.reset();
+    // Every attempt of the lead (the first and its two retries) fails.
+    sandbox.setFaults({ failNext: 3 });
+    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    const answers = await Promise.all(Array.from({ length: 10 }, () => once(gateway.url, query, { r: '20501234568' })));
+    sandbox.setFaults({});
+    expect(answers.map((a) => a.errors?.[0]?.extensions?.['code'])).toEqual(Array(10).fill('UPSTREAM_UNAVAILABLE'));
+    const calls = sandbox.callsTo('/ruc').length;
+    expect(calls).toBe(3);
+    await once(gateway.url, query, { r: '20501234568' });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(calls + 1);
+  });
+});
