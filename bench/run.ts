@@ -295,7 +295,9 @@ const gatewayEnv = (sandbox: Proc, extra: Record<string, string> = {}) => ({
   WORKERS: '1',
   PORT: '0',
   HOST: '127.0.0.1',
+  // Every operation reaches the upstream, as the bare proxy's do: nothing kept, no call shared.
   CACHE: 'off',
+  COALESCE: 'off',
   ...extra,
 });
 

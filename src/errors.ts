@@ -12,7 +12,8 @@ export const ERROR_CODES = {
   QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429).',
   UNAUTHENTICATED: 'Falta el token Bearer, o el servicio lo rechazó (HTTP 401).',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
-  UPSTREAM_UNAVAILABLE: 'El servicio no está disponible: 503 u otro 5xx, respuesta no JSON, error de red o tiempo agotado. Reintentable.',
+  UPSTREAM_UNAVAILABLE:
+    'El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable.',
   UPSTREAM_ERROR:
     'El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx.',
   INTERNAL_SERVER_ERROR: 'Falla interna del gateway (el detalle se oculta).',

@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
 
+const SECRET = 'a-secret-shared-by-every-instance';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cost = (body: { extensions?: Record<string, unknown> }) => body.extensions?.['cost'] as Record<string, number>;
 
@@ -19,7 +21,7 @@ beforeAll(async () => {
   const env = {
     CACHE: 'on',
     REDIS_URL: redis.url,
-    CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
+    CACHE_KEY_SECRET: SECRET,
     CACHE_TTL_RUC_SUNAT_MS: '500',
     UPSTREAM_RETRIES: '0',
   };
@@ -50,6 +52,33 @@ describe('a shared Redis cache (a real redis-server)', () => {
     expect(cost(fromB.body)).toMatchObject({ cacheHits: 1, upstreamCalls: 0, queries: 0 });
   });
 
+  it('lets two instances make one upstream call for the same lookup arriving at both at once', async () => {
+    sandbox.setFaults({ latencyMs: 300 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).gql(ContribuyenteDocument, { ruc: '20484567892' })),
+      );
+      expect(answers.every((x) => x.body.data?.contribuyente?.ruc === '20484567892')).toBe(true);
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(answers.reduce((sum, x) => sum + cost(x.body)['cacheHits']!, 0)).toBe(9);
+      expect(answers.reduce((sum, x) => sum + cost(x.body)['queries']!, 0)).toBe(1);
+    } finally {
+      sandbox.setFaults({});
+    }
+  });
+
+  it("makes the call itself once a lead's lock expires (the lead died)", async () => {
+    // A lock left by an instance that died mid-call, with 600 ms left to live.
+    const tokenKey = createHmac('sha256', SECRET).update('sandbox-pro').digest('base64url');
+    await inspect.set(`gw2:ruc:${tokenKey}:20555678909#lock`, 'a-dead-instance', 'PX', 600);
+    const started = Date.now();
+    const { body } = await a.gql(ContribuyenteDocument, { ruc: '20555678909' });
+    expect(body.data?.contribuyente?.ruc).toBe('20555678909');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(cost(body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
+  });
+
   it('never shares an entry between tokens, and keeps no token in any key or value', async () => {
     await a.gql(ContribuyenteDocument, { ruc: '10467793549' }, { token: 'sandbox-pro' });
     await b.gql(ContribuyenteDocument, { ruc: '10467793549' }, { token: 'sandbox-free' });
@@ -65,7 +94,7 @@ describe('a shared Redis cache (a real redis-server)', () => {
     await a.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
-    const key = (await inspect.keys('gw1:rucSunat:*:20501234568'))[0]!;
+    const key = (await inspect.keys('gw2:rucSunat:*:20501234568'))[0]!;
     expect(await inspect.pttl(key)).toBeLessThanOrEqual(500);
     await sleep(600);
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
@@ -108,5 +137,39 @@ describe('a shared Redis cache (a real redis-server)', () => {
       if (!recovered) await inspect.flushall().catch(() => undefined);
     }
     expect(recovered).toBe(true);
+  });
+});
+
+describe('CACHE=off with a shared Redis: calls in flight are still shared across instances', () => {
+  let c: Stack;
+  let d: Stack;
+  beforeAll(async () => {
+    await redis.start().catch(() => undefined);
+    const env = { CACHE: 'off', REDIS_URL: redis.url, CACHE_KEY_SECRET: SECRET };
+    c = await startStack({ sharedSandbox: sandbox, env });
+    d = await startStack({ sharedSandbox: sandbox, env });
+    await sleep(300);
+  });
+  afterAll(async () => {
+    await c.close();
+    await d.close();
+  });
+
+  it("hands one call's answer to the other instance, and keeps nothing", async () => {
+    sandbox.setFaults({ latencyMs: 300 });
+    try {
+      const answers = await Promise.all([
+        c.gql(ContribuyenteDocument, { ruc: '20457890126' }),
+        d.gql(ContribuyenteDocument, { ruc: '20457890126' }),
+        d.gql(ContribuyenteDocument, { ruc: '20457890126' }),
+      ]);
+      expect(answers.every((x) => x.body.data?.contribuyente?.ruc === '20457890126')).toBe(true);
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    } finally {
+      sandbox.setFaults({});
+    }
+    expect(await inspect.keys('gw2:ruc:*:20457890126')).toEqual([]);
+    await d.gql(ContribuyenteDocument, { ruc: '20457890126' });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
   });
 });
