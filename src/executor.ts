@@ -23,8 +23,9 @@ type Execute = (args: ExecutionArgs) => unknown;
  * compile for nothing, and the documents apps repeat, nearly all of the traffic, run compiled.
  * Parsed documents are cached (same text, same DocumentNode), so counting by node counts by
  * text; the WeakMap lets uncached ones go. Only operations the document really holds are
- * counted, so a client cannot grow the map with made-up operation names. Subscriptions, and
- * anything graphql-jit cannot compile, stay with graphql-js.
+ * counted, so a client cannot grow the map with made-up operation names. Subscriptions,
+ * operations with default values of variables, and anything graphql-jit cannot compile stay
+ * with graphql-js.
  *
  * Written here rather than with @envelop/graphql-jit, whose cache holds one compiled query per
  * document whatever `operationName` asks for: a document with two operations ran the first
@@ -50,7 +51,9 @@ export function useExecutor({ jitAfter, onCompileError }: ExecutorOptions): Plug
       return graphqlJs;
     }
     let compiledFn: Execute | false = false;
-    if (operation.operation !== 'subscription') {
+    // graphql-jit 0.8.7 refuses an omitted `$v: T! = default` as "not provided": graphql-js runs those.
+    const defaults = operation.variableDefinitions?.some((v) => v.defaultValue !== undefined) ?? false;
+    if (operation.operation !== 'subscription' && !defaults) {
       const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined);
       if (isCompiledQuery(compiled)) {
         const query = compiled.query;
