@@ -10,11 +10,19 @@ export interface RedisStoreOptions {
   coalesce?: boolean;
   /** How often a waiter looks for the answer or a free lock, besides being told. @default 100 */
   pollMs?: number;
-  /** Longest wait for one command before it counts as a miss. @default 250 */
+  /** Longest wait for one command before it counts as a miss (and the lookup calls unshared). @default 500 */
   commandTimeoutMs?: number;
   /** Told once when the store goes away and once when it is back. */
   onStateChange?: (state: 'up' | 'down', error?: Error) => void;
 }
+
+/**
+ * In one step, so that no answer can be stored between the look and the lock: the kept answer
+ * (when reading), else the lock for this caller, else nothing (someone else holds it).
+ */
+const CLAIM = `if ARGV[3] == '1' then local v = redis.call('get', KEYS[1]); if v then return {1, v} end end
+if redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2], 'NX') then return {2} end
+return {0}`;
 
 /** Deletes the lock only while it is still this lead's (it may have expired and been taken). */
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -40,7 +48,7 @@ export class RedisStore implements LookupStore {
   #closing = false;
 
   constructor(options: RedisStoreOptions) {
-    this.#options = { coalesce: true, pollMs: 100, commandTimeoutMs: 250, ...options };
+    this.#options = { coalesce: true, pollMs: 100, commandTimeoutMs: 500, ...options };
     this.#redis = this.#connect(options.onStateChange);
     if (this.#options.coalesce) {
       const subscriber = (this.#subscriber = this.#connect());
@@ -82,21 +90,26 @@ export class RedisStore implements LookupStore {
 
   async claim(key: string, options: ClaimOptions): Promise<Claim> {
     try {
-      if (options.read) {
-        const entry = await this.#redis.get(key);
-        if (entry !== null) return { kind: 'hit', entry };
+      if (!this.#options.coalesce) {
+        const entry = options.read ? await this.#redis.get(key) : null;
+        return entry !== null ? { kind: 'hit', entry } : { kind: 'lead', lease: this.#lease(key, undefined) };
       }
-      if (!this.#options.coalesce) return { kind: 'lead', lease: this.#lease(key, undefined) };
-      const owner = `${this.#owner}:${this.#leases++}`;
-      if (await this.#lock(key, owner)) return { kind: 'lead', lease: this.#lease(key, owner) };
-      return { kind: 'wait', next: this.#wait(key, options) };
+      return (await this.#try(key, options)) ?? { kind: 'wait', next: this.#wait(key, options) };
     } catch {
       return { kind: 'lead', lease: this.#lease(key, undefined) };
     }
   }
 
-  async #lock(key: string, owner: string): Promise<boolean> {
-    return (await this.#redis.set(lockOf(key), owner, 'PX', this.#options.leaseMs, 'NX')) === 'OK';
+  /** The kept answer, or the lead, or undefined while another caller holds the key. */
+  async #try(key: string, options: ClaimOptions): Promise<Claim | undefined> {
+    const owner = `${this.#owner}:${this.#leases++}`;
+    const [found, entry] = (await this.#redis.eval(CLAIM, 2, key, lockOf(key), owner, this.#options.leaseMs, options.read ? '1' : '0')) as [
+      number,
+      string?,
+    ];
+    if (found === 1) return { kind: 'hit', entry: entry! };
+    if (found === 2) return { kind: 'lead', lease: this.#lease(key, owner) };
+    return undefined;
   }
 
   /** Settling stores the answer, tells the waiters, then frees the lock, in one round trip. */
@@ -139,14 +152,10 @@ export class RedisStore implements LookupStore {
         if (done || looking) return;
         looking = true;
         try {
-          const entry = options.read ? await this.#redis.get(key) : null;
-          if (done) return;
-          if (entry !== null) return finish({ kind: 'hit', entry });
-          const owner = `${this.#owner}:${this.#leases++}`;
-          const locked = await this.#lock(key, owner);
-          if (locked && done) return this.#lease(key, owner).abandon();
-          if (locked) return finish({ kind: 'lead', lease: this.#lease(key, owner) });
-          if (Date.now() > giveUpAt) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
+          const claim = await this.#try(key, options);
+          if (claim && done && claim.kind === 'lead') return claim.lease.abandon();
+          if (claim && !done) return finish(claim);
+          if (!done && Date.now() > giveUpAt) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
         } catch {
           // Redis went away while waiting: make the call, as with no store.
           if (!done) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
