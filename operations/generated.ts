@@ -32,17 +32,23 @@ export type ErrorCode =
   | 'INTERNAL_SERVER_ERROR'
   /** Entrada inválida: se rechaza localmente (sin consumir consultas) o la rechazó el servicio (HTTP 400). */
   | 'INVALID_INPUT'
+  /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404). */
+  | 'NOT_FOUND'
+  /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable. */
+  | 'OVERLOADED'
   /** Las consultas restantes del plan no alcanzan (HTTP 429). */
   | 'QUOTA_EXCEEDED'
   /** El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413). */
   | 'REQUEST_ENTITY_TOO_LARGE'
+  /** El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable. */
+  | 'REQUEST_TIMEOUT'
   /** El documento supera MAX_TOKENS. */
   | 'TOKEN_LIMIT_EXCEEDED'
   /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401). */
   | 'UNAUTHENTICATED'
-  /** El servicio respondió algo inesperado: un registro que no cumple el esquema u otro 4xx. */
+  /** El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx. */
   | 'UPSTREAM_ERROR'
-  /** El servicio no está disponible: 503 u otro 5xx, respuesta no JSON, error de red o tiempo agotado. Reintentable. */
+  /** El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable. */
   | 'UPSTREAM_UNAVAILABLE';
 
 /** Un comprobante a validar (los campos de la operación /cpe del servicio). */

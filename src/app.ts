@@ -2,7 +2,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createContextFactory, type Context } from './context.js';
-import { maskError, rootCause, useErrorContract } from './errors.js';
+import { maskError, rootCause, useErrorContract, useTypedRefusals } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
 import { OperationReport, useOperationReport } from './operation-report.js';
@@ -60,6 +60,8 @@ export function createApp(config: Config, options: AppOptions): App {
       baseUrl: config.upstreamUrl,
       fallbackUrl: config.upstreamFallbackUrl,
       timeoutMs: config.upstreamTimeoutMs,
+      connections: config.upstreamConnections,
+      callerShare: config.upstreamTokenShare,
       batchTimeoutMs: config.upstreamBatchTimeoutMs,
       retries: config.upstreamRetries,
       deadlineMs: config.upstreamDeadlineMs,
@@ -167,6 +169,8 @@ export function createApp(config: Config, options: AppOptions): App {
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
       useDocumentCache(),
+      // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
+      useTypedRefusals(),
     ],
   });
   if (config.httpFastPath) {

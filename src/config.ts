@@ -22,6 +22,10 @@ const EnvSchema = z
     UPSTREAM_TIMEOUT_MS: millis.default(10_000),
     /** @default 60000 */
     UPSTREAM_BATCH_TIMEOUT_MS: millis.default(60_000),
+    /** Connections to each upstream origin, opened as demand needs them. @default 1024 */
+    UPSTREAM_CONNECTIONS: count.min(1).max(65_536).default(1024),
+    /** Upstream calls one token may have in flight at once, across its requests; past it, OVERLOADED. @default 256 */
+    UPSTREAM_TOKEN_SHARE: count.min(1).max(65_536).default(256),
     /** How many upstream calls one request may have in flight at once. @default 8 */
     UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
     /** Where lookups go when the primary is unavailable. @default unset */
@@ -47,8 +51,14 @@ const EnvSchema = z
       .min(1024)
       .max(100 * 1024 * 1024)
       .default(100 * 1024),
-    /** HTTP requests handled at once per process; the rest wait unread. As many as the upstream pool has connections (64): more would only wait inside undici, holding their GraphQL state. @default 64 */
-    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(64),
+    /** GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at once. @default 2048 */
+    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
+    /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */
+    HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
+    /** A request's body must arrive within it, or 408 REQUEST_TIMEOUT. @default 15000 */
+    HTTP_REQUEST_TIMEOUT_MS: millis.default(15_000),
+    /** node:http's keepAliveTimeout: an idle keep-alive connection is closed after it. @default 5000 */
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
     /** Most plan queries one operation may be able to spend. @default 100 */
     MAX_OPERATION_COST: count.min(1).default(100),
     /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
@@ -114,6 +124,8 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   readonly upstreamBatchTimeoutMs: number;
   readonly upstreamConcurrency: number;
+  readonly upstreamConnections: number;
+  readonly upstreamTokenShare: number;
   readonly upstreamFallbackUrl: string | undefined;
   readonly upstreamRetries: number;
   readonly upstreamDeadlineMs: number;
@@ -124,9 +136,15 @@ export interface Config {
     readonly maxAliases: number;
     readonly maxTokens: number;
     readonly maxDirectives: number;
-    readonly maxBodyBytes: number;
     readonly maxOperationCost: number;
-    readonly maxConcurrentRequests: number;
+  };
+  /** The HTTP server's limits (src/http-server.ts). */
+  readonly http: {
+    readonly maxBodyBytes: number;
+    readonly maxConcurrent: number;
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
   };
   /** `'*'` or the list of allowed origins. */
   readonly corsOrigins: '*' | readonly string[];
@@ -179,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamBatchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
     upstreamConcurrency: e.UPSTREAM_CONCURRENCY,
+    upstreamConnections: e.UPSTREAM_CONNECTIONS,
+    upstreamTokenShare: e.UPSTREAM_TOKEN_SHARE,
     upstreamFallbackUrl: e.UPSTREAM_FALLBACK_URL,
     upstreamRetries: e.UPSTREAM_RETRIES,
     upstreamDeadlineMs: e.UPSTREAM_DEADLINE_MS,
@@ -189,9 +209,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAliases: e.MAX_ALIASES,
       maxTokens: e.MAX_TOKENS,
       maxDirectives: e.MAX_DIRECTIVES,
-      maxBodyBytes: e.MAX_BODY_BYTES,
       maxOperationCost: e.MAX_OPERATION_COST,
-      maxConcurrentRequests: e.MAX_CONCURRENT_REQUESTS,
+    }),
+    http: Object.freeze({
+      maxBodyBytes: e.MAX_BODY_BYTES,
+      maxConcurrent: e.MAX_CONCURRENT_REQUESTS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
     corsOrigins: parseOrigins(e.CORS_ORIGINS),
     cache: Object.freeze({

@@ -2,18 +2,31 @@ import type { DocumentNode, GraphQLError, GraphQLSchema, ValidationRule } from '
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
+export interface DocumentCacheOptions {
+  /** Text of the documents kept parsed, in characters. @default 4194304 */
+  maxChars?: number;
+  /** Text of the documents kept as refused (syntax or validation errors), apart. @default 524288 */
+  maxRefusedChars?: number;
+}
+
 /**
  * Yoga's parser and validation cache (`useParserAndValidationCache`), with the same keys and
  * results, minus its per-request cost: Yoga names the validation rules on every request
  * (`rules.map((r) => r.name).join(",")`: 30 rules, graphql's 27 and Armor's 3, handed over
  * by envelop one by one) and looks that 700-character string up in an LRU. Here the rule
  * list is compared with the one seen last, and its key is only built when it changed.
- * Parsed documents stay in an LRU by their text, as in Yoga, but without Yoga's one-hour TTL
- * (a parsed document never goes stale; only the least used are dropped).
+ *
+ * Parsed documents are kept in an LRU by their text, bounded by the text's size (a parsed
+ * document takes many times its text), so that anyone, token or not, can fill it with large
+ * documents only up to that bound. A document that fails to parse or validate moves to an LRU
+ * of its own, so refused documents never crowd out good ones.
  */
-export function useDocumentCache(max = 1024): Plugin {
-  const documents = new LRUCache<string, DocumentNode>({ max });
-  const syntaxErrors = new LRUCache<string, Error>({ max });
+export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & { stats(): { chars: number; refusedChars: number } } {
+  const bySize = (max: number) => ({ max: 4096, maxSize: max, sizeCalculation: (_value: unknown, key: string) => Math.max(1, key.length) });
+  const documents = new LRUCache<string, DocumentNode>(bySize(options.maxChars ?? 4 * 1024 * 1024));
+  const refused = new LRUCache<string, DocumentNode | Error>(bySize(options.maxRefusedChars ?? 512 * 1024));
+  /** The text each kept document was parsed from, to move it when it fails validation. */
+  const sources = new WeakMap<DocumentNode, string>();
   const byRules = new LRUCache<string, WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly (GraphQLError | Error)[]>>>({ max: 16 });
   // The rule list seen last, its rules' names, and its key. Most rules are the same functions
   // every time (graphql's specified rules); GraphQL Armor makes its rules anew for each
@@ -40,11 +53,15 @@ export function useDocumentCache(max = 1024): Plugin {
       const source = params.source.toString();
       const document = documents.get(source);
       if (document) return void setParsedDocument(document);
-      const error = syntaxErrors.get(source);
-      if (error) throw error;
+      const earlier = refused.get(source);
+      if (earlier instanceof Error) throw earlier;
+      if (earlier) return void setParsedDocument(earlier);
       return ({ result }) => {
-        if (result instanceof Error) syntaxErrors.set(source, result);
-        else if (result != null) documents.set(source, result);
+        if (result instanceof Error) refused.set(source, result);
+        else if (result != null) {
+          documents.set(source, result);
+          sources.set(result, source);
+        }
       };
     },
     onValidate({ params: { schema, documentAST, rules }, setResult }) {
@@ -57,8 +74,15 @@ export function useDocumentCache(max = 1024): Plugin {
       const cached = byDocument.get(documentAST);
       if (cached) return void setResult(cached);
       return ({ result }) => {
-        if (result != null) byDocument.set(documentAST, result);
+        if (result == null) return;
+        byDocument.set(documentAST, result);
+        const source = sources.get(documentAST);
+        if (result.length > 0 && source !== undefined && documents.get(source) === documentAST) {
+          documents.delete(source);
+          refused.set(source, documentAST);
+        }
       };
     },
+    stats: () => ({ chars: documents.calculatedSize, refusedChars: refused.calculatedSize }),
   };
 }

@@ -22,6 +22,10 @@ export const ERROR_CODES = {
   BAD_USER_INPUT: 'Las variables no tienen el tipo que declara la operación.',
   BAD_REQUEST: 'La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido).',
   REQUEST_ENTITY_TOO_LARGE: 'El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413).',
+  REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
+  OVERLOADED:
+    'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable.',
+  NOT_FOUND: 'La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404).',
   CSRF_HEADER_REQUIRED: 'Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403).',
   TOKEN_LIMIT_EXCEEDED: 'El documento supera MAX_TOKENS.',
   DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',
@@ -33,7 +37,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Codes whose cause may pass by itself; anything else is final for the same request. */
-const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE']);
+const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE', 'OVERLOADED', 'REQUEST_TIMEOUT']);
 
 export interface GatewayErrorOptions {
   retryable?: boolean;
@@ -45,6 +49,11 @@ export function gatewayError(code: ErrorCode, message: string, options: GatewayE
   return new GraphQLError(message, {
     extensions: { code, retryable: options.retryable ?? RETRYABLE_BY_DEFAULT.has(code), ...options.extensions },
   });
+}
+
+/** The JSON body of a request refused before any GraphQL work (413, 408, 503, ...). */
+export function errorBody(code: ErrorCode, message: string): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code, retryable: RETRYABLE_BY_DEFAULT.has(code) } }] });
 }
 
 interface Mapped {
@@ -59,6 +68,12 @@ function mapUpstream(error: UpstreamError): Mapped {
     case 'missing_token':
       return { code: 'UNAUTHENTICATED', message: 'Falta el token de acceso: envíe la cabecera Authorization: Bearer <token>.' };
     case 'unavailable':
+      if ('reason' in error && error.reason === 'token_share') {
+        return {
+          code: 'OVERLOADED',
+          message: 'El token ya tiene en curso su parte de las llamadas al servicio (UPSTREAM_TOKEN_SHARE); reintente en un momento.',
+        };
+      }
       return {
         code: 'UPSTREAM_UNAVAILABLE',
         message:
@@ -180,6 +195,29 @@ export function useErrorContract(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
       setResult(resultWithContract(result));
+    },
+  };
+}
+
+/** What Yoga answers with an empty body (415 for a content type it cannot read, 404 off /graphql), typed. */
+const EMPTY_REFUSALS: Record<number, { code: ErrorCode; message: string }> = {
+  404: { code: 'NOT_FOUND', message: 'La ruta no existe; el endpoint GraphQL es /graphql.' },
+  415: {
+    code: 'BAD_REQUEST',
+    message: 'Tipo de contenido no admitido: envíe Content-Type: application/json (o una consulta GET con ?query=).',
+  },
+};
+
+/** Yoga plugin: a refusal Yoga sends with no body gets the typed body every other error has. */
+export function useTypedRefusals(): Plugin {
+  return {
+    onResponse({ response, setResponse, fetchAPI }) {
+      const refusal = EMPTY_REFUSALS[response.status];
+      if (!refusal || response.headers.has('content-type')) return;
+      const headers = new fetchAPI.Headers(response.headers);
+      headers.set('content-type', 'application/json; charset=utf-8');
+      headers.delete('content-length');
+      setResponse(new fetchAPI.Response(errorBody(refusal.code, refusal.message), { status: response.status, headers }));
     },
   };
 }

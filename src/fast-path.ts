@@ -23,7 +23,8 @@ import type { OperationReport } from './operation-report.js';
  * (error contract, report), `processRegularResult` for any answer with errors, CORS headers
  * as whatwg-node computes them, and the report's `x-request-id`.
  */
-export type FastPath = (req: IncomingMessage, res: ServerResponse, body: unknown) => boolean;
+/** Takes the request and answers when its work is over, or returns undefined to leave it to Yoga. */
+export type FastPath = (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void> | undefined;
 
 export interface FastPathOptions {
   graphqlPath: string;
@@ -242,12 +243,12 @@ export function createFastPath(
   };
 
   return (req, res, body) => {
-    if (req.method !== 'POST' || req.url !== graphqlPath || !isJson(req.headers['content-type'])) return false;
+    if (req.method !== 'POST' || req.url !== graphqlPath || !isJson(req.headers['content-type'])) return undefined;
     const mediaType = mediaTypeOf(req.headers.accept);
     const params = mediaType ? paramsOf(body) : undefined;
-    if (!mediaType || !params) return false;
+    if (!mediaType || !params) return undefined;
     options.onTaken?.();
-    respond(req, res, mediaType, params).catch((error: unknown) => {
+    return respond(req, res, mediaType, params).catch((error: unknown) => {
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
       options.logError(error);
       if (res.headersSent) return void res.destroy();
@@ -257,7 +258,6 @@ export function createFastPath(
       res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
     });
-    return true;
   };
 }
 

@@ -1,87 +1,114 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { fastPathOf, type App } from './app.js';
-import { ERROR_CODES } from './errors.js';
+import { setClientGone } from './client-gone.js';
+import type { Config } from './config.js';
+import { errorBody, type ErrorCode } from './errors.js';
 
-export interface HttpServerOptions {
-  /** Largest request body; a larger one is answered 413 here, before Yoga sees it. */
-  maxBodyBytes: number;
-  /**
-   * Requests handled at once; the rest wait, unread, in arrival order. A burst of 1,000
-   * connections then costs 1,000 sockets, not 1,000 operations half-way through. @default 64
-   */
-  maxConcurrent?: number;
-}
+/** The server's limits, as configured (src/config.ts says what each means). */
+export type HttpServerOptions = Config['http'] & {
+  /** @default '/graphql' */
+  graphqlPath?: string;
+};
 
+/** Bytes and time a refused upload is still read for, so that its client sees the answer instead of a reset. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 5000;
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The node:http server around the Yoga app.
  *
- * The request body is read here, in plain Node, under MAX_BODY_BYTES: a larger body is
- * answered 413 at once, and a JSON body is parsed once and handed to Yoga already parsed
- * (`req.body`, as body-parser would), so no request goes through web streams. Measured:
- * Yoga's own size-limited stream reading cost more than the rest of a small operation.
+ * Only GraphQL requests whose body has been read whole are admitted: a slow or stalled upload
+ * holds its socket, not a place among the requests being worked on, and is cut off after
+ * HTTP_REQUEST_TIMEOUT_MS. Anything off the GraphQL path (/health, /ready, /metrics, GraphiQL's
+ * files) is never admitted nor refused, so it answers whatever the GraphQL load.
  *
- * An answer sent before the whole body was read (the 413) says `Connection: close`: Node
- * would otherwise wait for the rest of that body before reading the next request on the
- * connection, and a keep-alive client would hang.
+ * The body is read here, in plain Node, under MAX_BODY_BYTES, and a JSON body is parsed once
+ * and handed to Yoga already parsed (`req.body`, as body-parser would), so no request goes
+ * through web streams.
  */
 export function createHttpServer(app: App, options: HttpServerOptions): Server {
-  const limit = options.maxConcurrent ?? 64;
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  const next = () => waiting.shift()?.();
-  const admit = (run: () => void, res: ServerResponse) => {
-    const go = () => {
-      // A client that left while waiting takes no slot.
-      if (res.destroyed || res.writableEnded) return next();
-      active++;
-      // 'close' comes once per response, whether it finished or the client went away.
-      res.once('close', () => {
-        active--;
-        next();
-      });
-      run();
-    };
-    if (active < limit) go();
-    else waiting.push(go);
-  };
+  const graphqlPath = options.graphqlPath ?? '/graphql';
   const fastPath = fastPathOf(app);
-  return createServer((req: IncomingMessage, res: ServerResponse) => admit(() => handle(req, res), res));
+  let active = 0;
 
-  function handle(req: IncomingMessage, res: ServerResponse) {
-    if (!METHODS_WITH_BODY.has(req.method ?? '')) {
-      // Yoga does not read a body it does not expect; should one come, close after answering.
-      closeIfUnread(req, res);
-      void app(req, res);
-      return;
-    }
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > options.maxBodyBytes) {
-      tooLarge(res, options.maxBodyBytes);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > options.maxBodyBytes) {
-        req.off('data', onData);
-        req.pause();
-        tooLarge(res, options.maxBodyBytes);
-        return;
+  const server = createServer(
+    {
+      headersTimeout: options.headersTimeoutMs,
+      // Node's own limit, a backstop behind ours (which answers a typed 408 first).
+      requestTimeout: options.requestTimeoutMs + 2000,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      // How often node looks for connections past those limits (default: every 30 s).
+      connectionsCheckingInterval: 1000,
+    },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
+      if (path !== graphqlPath) return void app(req, res);
+      if (!METHODS_WITH_BODY.has(req.method ?? '')) {
+        // Yoga does not read a body it does not expect; should one come, close after answering.
+        closeIfUnread(req, res);
+        return admit(req, res, undefined);
       }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => {
-      if (res.headersSent) return;
-      const body = bodyFor(req, Buffer.concat(chunks, size));
-      if (fastPath?.(req, res, body)) return;
-      (req as IncomingMessage & { body?: unknown }).body = body;
-      void app(req, res);
+      readBody(req, res, options, (body) => admit(req, res, body));
+    },
+  );
+  return server;
+
+  function admit(req: IncomingMessage, res: ServerResponse, body: unknown) {
+    if (res.destroyed) return;
+    if (active >= options.maxConcurrent) {
+      return refuse(
+        res,
+        503,
+        'OVERLOADED',
+        `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}); reintente en un segundo.`,
+        {
+          'retry-after': '1',
+        },
+      );
+    }
+    active++;
+    const gone = new AbortController();
+    setClientGone(req, gone.signal);
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
     });
+    // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
+    const release = () => void active--;
+    const taken = body === undefined ? undefined : fastPath?.(req, res, body);
+    if (taken) return void taken.then(release, release);
+    // Handed to Yoga already read, as body-parser would.
+    if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
+    Promise.resolve(app(req, res)).then(release, release);
   }
+}
+
+/** Reads the body under the size and time limits, then calls `done` with it (never on a refusal). */
+function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServerOptions, done: (body: unknown) => void) {
+  const limit = options.maxBodyBytes;
+  const tooLarge = () =>
+    refuseUpload(req, res, 413, 'REQUEST_ENTITY_TOO_LARGE', `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`);
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return tooLarge();
+  const timer = setTimeout(() => {
+    req.off('data', onData);
+    refuseUpload(req, res, 408, 'REQUEST_TIMEOUT', `El cuerpo de la petición no llegó completo en ${options.requestTimeoutMs} ms.`);
+  }, options.requestTimeoutMs);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) return void chunks.push(chunk);
+    clearTimeout(timer);
+    req.off('data', onData);
+    tooLarge();
+  };
+  req.on('data', onData);
+  req.once('close', () => clearTimeout(timer));
+  req.once('end', () => {
+    clearTimeout(timer);
+    if (!res.headersSent) done(bodyFor(req, Buffer.concat(chunks, size)));
+  });
 }
 
 /**
@@ -110,16 +137,40 @@ function closeIfUnread(req: IncomingMessage, res: ServerResponse) {
   } as ServerResponse['writeHead'];
 }
 
-function tooLarge(res: ServerResponse, limit: number) {
-  const body = JSON.stringify({
-    errors: [
-      {
-        message: `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`,
-        extensions: { code: 'REQUEST_ENTITY_TOO_LARGE' satisfies keyof typeof ERROR_CODES, retryable: false },
-      },
-    ],
-  });
-  // Sent before the rest of the body was read: the connection cannot be reused.
-  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  const body = errorBody(code, message);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
+}
+
+/**
+ * Refuses an upload part-way. The answer goes out at once, but the connection stays open while
+ * the rest of the body is read and thrown away (up to DRAIN_BYTES and DRAIN_MS): closing it
+ * under a client still writing would show that client a reset (EPIPE) instead of the answer.
+ */
+function refuseUpload(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string) {
+  if (res.headersSent) return;
+  const body = errorBody(code, message);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.write(body);
+  let drained = 0;
+  const finish = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    res.end();
+  };
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_BYTES) finish();
+  };
+  const timer = setTimeout(finish, DRAIN_MS);
+  if (req.complete) return finish();
+  req.on('data', onData);
+  req.once('end', finish);
+  req.once('close', finish);
+  req.resume();
 }

@@ -1,7 +1,15 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { LookupStore } from './cache/store.js';
 import type { CallContext, UpstreamClient } from './upstream/client.js';
-import { UpstreamError, UpstreamHttpError, upstreamErrorData, upstreamErrorFrom, type UpstreamErrorData } from './upstream/errors.js';
+import {
+  REFUSED_WITHOUT_CALL,
+  UpstreamError,
+  UpstreamHttpError,
+  UpstreamUnavailableError,
+  upstreamErrorData,
+  upstreamErrorFrom,
+  type UpstreamErrorData,
+} from './upstream/errors.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
 
 export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
@@ -133,7 +141,10 @@ export class Lookups {
     try {
       record = await fetch();
     } catch (error) {
-      if (error instanceof UpstreamError) {
+      if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) {
+        // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
+        lease.abandon();
+      } else if (error instanceof UpstreamError) {
         // A 404 is an answer like a record (and billed like one): kept. Any other failure only
         // reaches the callers that waited on this call.
         const notFound = error instanceof UpstreamHttpError && error.status === 404 && error.upstreamCode === 'document_not_found';

@@ -22,7 +22,8 @@ const NoSecret: ValidationRule = (ctx) => ({
   },
 });
 
-function setup() {
+function setup(options: Parameters<typeof useDocumentCache>[0] = {}) {
+  const cache = useDocumentCache(options);
   const { seen, rule } = countingRule();
   let parses = 0;
   const plugins: Plugin[] = [
@@ -44,7 +45,7 @@ function setup() {
         }),
     },
     { onValidate: ({ addValidationRule, context }) => addValidationRule((context as { strict?: boolean }).strict ? NoSecret : AnyField) },
-    useDocumentCache(),
+    cache,
   ];
   const getEnveloped = envelop({ plugins });
   const run = (source: string, strict = false) => {
@@ -52,7 +53,7 @@ function setup() {
     const document = e.parse(source);
     return { document, errors: e.validate(e.schema, document) };
   };
-  return { run, seen, parses: () => parses };
+  return { run, seen, parses: () => parses, cache };
 }
 
 describe('useDocumentCache', () => {
@@ -92,5 +93,34 @@ describe('useDocumentCache', () => {
     expect(thrown).toHaveLength(2);
     expect(thrown[1]).toBe(thrown[0]);
     expect(parses()).toBe(2);
+  });
+});
+
+describe('useDocumentCache bounds', () => {
+  /** A valid document of about `chars` characters (a comment keeps it under any token limit). */
+  const big = (i: number, chars: number) => `# ${String(i).padEnd(chars, 'x')}\n{ hello }`;
+
+  it('keeps parsed documents up to their text size, however many are sent', () => {
+    const { run, cache } = setup({ maxChars: 1_000_000 });
+    for (let i = 0; i < 1024; i++) run(big(i, 98_000));
+    expect(cache.stats().chars).toBeLessThanOrEqual(1_000_000);
+    expect(cache.stats().chars).toBeGreaterThan(800_000);
+  });
+
+  it('keeps refused documents apart, so that they never crowd out good ones', () => {
+    const { run, cache, parses } = setup({ maxChars: 10_000, maxRefusedChars: 10_000 });
+    run('{ hello }');
+    for (let i = 0; i < 200; i++) run(`# ${i}\n{ nope${i} }`);
+    for (let i = 0; i < 200; i++) {
+      try {
+        run(`{ hello${i}`);
+      } catch {
+        // a syntax error, as expected
+      }
+    }
+    const before = parses();
+    run('{ hello }');
+    expect(parses()).toBe(before);
+    expect(cache.stats().refusedChars).toBeLessThanOrEqual(10_000);
   });
 });

@@ -69,9 +69,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   });
   const app = createApp(config, { ...options.app, logger: createLogger(config, sink) });
-  const server = await listen(
-    createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentRequests }),
-  );
+  const server = await listen(createHttpServer(app, config.http));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {

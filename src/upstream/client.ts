@@ -1,6 +1,12 @@
 import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
+import {
+  MissingTokenError,
+  REFUSED_WITHOUT_CALL,
+  UpstreamInvalidResponseError,
+  UpstreamUnavailableError,
+  isUpstreamError,
+} from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
 import {
@@ -35,8 +41,10 @@ export interface UpstreamClientOptions {
   breakerThreshold?: number;
   /** How long an open breaker refuses calls before it lets one probe through. @default 10000 */
   breakerCooldownMs?: number;
-  /** Keep-alive connections per origin. @default 64 */
+  /** Keep-alive connections per origin, opened as demand needs them. @default 1024 */
   connections?: number;
+  /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default 256 */
+  callerShare?: number;
   /** Largest answer body read. @default 1048576 */
   maxResponseBytes?: number;
   /** Every call that reached the network, for logs and metrics. */
@@ -50,6 +58,10 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 /** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
 export interface CallContext {
   token: string | undefined;
+  /** Stands for the caller (a hash of the token) in the count of each caller's calls in flight. */
+  caller?: string | undefined;
+  /** Aborted when the caller has left: a call not yet sent is then not sent. */
+  signal?: AbortSignal | undefined;
   /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
   /** Told as a call starts (for tracing); what it returns is told when the call is over. */
@@ -72,7 +84,7 @@ const STATE_NAMES: Record<CircuitState, BreakerState> = {
 };
 
 /** The origin answered badly or not at all (not merely refused by its open breaker): counts toward the breaker. */
-const isOriginFailure = (error: unknown) => error instanceof UpstreamUnavailableError && error.reason !== 'breaker_open';
+const isOriginFailure = (error: unknown) => error instanceof UpstreamUnavailableError && !REFUSED_WITHOUT_CALL.has(error.reason);
 /** Worth another try: the origin is unwell and did not say `retryable: false` itself. */
 const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).upstreamRetryable !== false;
 
@@ -90,6 +102,9 @@ export class UpstreamClient {
   readonly #retries: number;
   readonly #deadlineMs: number;
   readonly #onCall: UpstreamClientOptions['onCall'];
+  readonly #callerShare: number;
+  /** Calls in flight per caller, for the share; a caller leaves the map with its last call. */
+  readonly #byCaller = new Map<string, number>();
 
   constructor(options: UpstreamClientOptions) {
     this.#timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
@@ -101,9 +116,10 @@ export class UpstreamClient {
     const threshold = positive(options.breakerThreshold ?? 5, 'breakerThreshold');
     const cooldown = positive(options.breakerCooldownMs ?? 10_000, 'breakerCooldownMs');
     this.#onCall = options.onCall;
+    this.#callerShare = positive(options.callerShare ?? 256, 'callerShare');
 
     const route = (name: Route['name'], baseUrl: string): Route => {
-      const origin = new Origin({ baseUrl, connections: options.connections, maxResponseBytes: options.maxResponseBytes });
+      const origin = new Origin({ baseUrl, connections: options.connections ?? 1024, maxResponseBytes: options.maxResponseBytes });
       // Only failures that say the origin is unwell count; a 4xx is the caller's, not the origin's.
       const breaker = circuitBreaker(handleWhen(isOriginFailure), { halfOpenAfter: cooldown, breaker: new ConsecutiveBreaker(threshold) });
       breaker.onStateChange((state) => options.onBreakerChange?.({ origin: name, url: origin.url, state: STATE_NAMES[state] }));
@@ -162,6 +178,12 @@ export class UpstreamClient {
       body['clave_usuario'] = credenciales.clave;
     }
     return this.#batch({ path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: lineas.length }, ctx);
+  }
+
+  #leave(caller: string): void {
+    const calls = this.#byCaller.get(caller)! - 1;
+    if (calls > 0) this.#byCaller.set(caller, calls);
+    else this.#byCaller.delete(caller);
   }
 
   /** Breaker state of each origin, for readiness checks. */
@@ -228,9 +250,18 @@ export class UpstreamClient {
     attempt: number,
     timeoutMs: number,
   ): Promise<z.output<S>> {
+    // Nobody waits for this answer any more: not sent, and not paid for.
+    if (ctx.signal?.aborted) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'client_gone' }));
+    const caller = ctx.caller;
+    if (caller !== undefined) {
+      const calls = this.#byCaller.get(caller) ?? 0;
+      if (calls >= this.#callerShare) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'token_share' }));
+      this.#byCaller.set(caller, calls + 1);
+    }
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
+      if (caller !== undefined) this.#leave(caller);
       // The spec bills a call per lookup (per receipt in a batch); we count those answered
       // with a record or a 404, as the sandbox bills them. Refusals and failures cost nothing.
       const billed = status !== undefined && ((status >= 200 && status < 300) || status === 404);
@@ -270,6 +301,7 @@ export class UpstreamClient {
           if (error instanceof Error && 'isBrokenCircuitError' in error) {
             // Open (cooling down): refused without a call. A call made while the half-open probe is
             // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
+            if (caller !== undefined) this.#leave(caller);
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);

@@ -1,46 +1,108 @@
-import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument } from '../../operations/generated.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ContribuyenteDocument, ContribuyentesDocument } from '../../operations/generated.js';
 import { startStack, TOKEN, type Stack } from '../helpers.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack({ env: { MAX_CONCURRENT_REQUESTS: '3' }, sandbox: { latencyMs: 100 } });
-});
-afterAll(() => stack.close());
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const RUCS = ['20100123453', '20501234568', '20602345671', '20603456786', '20484567892', '20555678909', '20136789016', '20457890126'];
 
-describe('MAX_CONCURRENT_REQUESTS', () => {
-  it('handles at most that many requests at once and answers every one of the rest in turn', async () => {
-    stack.sandbox.reset();
-    const rucs = ['20100123453', '20501234568', '20602345671', '20603456786', '20484567892', '20555678909', '20136789016', '20457890126'];
-    const answers = await Promise.all(rucs.map((ruc) => stack.gql(ContribuyenteDocument, { ruc })));
-    expect(answers.map((a) => a.body.data?.contribuyente?.ruc)).toEqual(rucs);
-    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(8);
-    expect(stack.sandbox.peakInFlight).toBe(3);
+/** A POST whose client leaves after `ms`. */
+function leaving(stack: Stack, query: string, ms: number, variables: Record<string, unknown> = {}) {
+  return fetch(`${stack.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(ms),
+  }).catch(() => undefined);
+}
+
+describe('MAX_CONCURRENT_REQUESTS: overload is shed at once, never queued', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { MAX_CONCURRENT_REQUESTS: '3' }, sandbox: { latencyMs: 300 } });
   });
+  afterAll(() => stack.close());
+  beforeEach(() => stack.sandbox.reset());
 
-  it('gives no slot to a client that left while waiting', async () => {
-    const url = new URL(stack.url);
-    // Fill the three slots, queue two more whose clients leave at once.
-    const busy = ['20100123453', '20501234568', '20602345671'].map((ruc) => stack.gql(ContribuyenteDocument, { ruc }));
-    for (let i = 0; i < 2; i++) {
-      const req = request({
-        host: url.hostname,
-        port: url.port,
-        method: 'POST',
-        path: '/graphql',
-        agent: false,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      });
-      req.on('error', () => undefined);
-      req.end(JSON.stringify({ query: '{ contribuyente(ruc: "20603456786") { ruc } }' }));
-      setTimeout(() => req.destroy(), 20);
+  it('answers what is past the bound with 503 OVERLOADED, retryable, with Retry-After, before any call', async () => {
+    const started = Date.now();
+    const answers = await Promise.all(
+      RUCS.map(async (ruc) => {
+        const res = await stack.gql(ContribuyenteDocument, { ruc });
+        return { ...res, after: Date.now() - started };
+      }),
+    );
+    const shed = answers.filter((a) => a.status === 503);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    expect(shed).toHaveLength(5);
+    for (const a of shed) {
+      expect(a.headers.get('retry-after')).toBe('1');
+      expect(a.body.errors?.[0]?.extensions).toEqual({ code: 'OVERLOADED', retryable: true });
+      expect(a.after).toBeLessThan(250); // at once, not after the 300 ms the admitted ones take
     }
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(3);
+  });
+
+  it('keeps /health, /ready and /metrics answering while every place is taken', async () => {
+    const busy = RUCS.slice(0, 3).map((ruc) => stack.gql(ContribuyenteDocument, { ruc }));
+    await sleep(50);
+    for (const path of ['/health', '/ready', '/metrics']) expect((await fetch(stack.url + path)).status).toBe(200);
     await Promise.all(busy);
-    await new Promise((r) => setTimeout(r, 50));
-    // All three slots are free again: three more run side by side.
-    stack.sandbox.reset();
-    await Promise.all(['20484567892', '20555678909', '20136789016'].map((ruc) => stack.gql(ContribuyenteDocument, { ruc })));
-    expect(stack.sandbox.peakInFlight).toBe(3);
+  });
+
+  it('holds a place until the work ends, even when its client has left', async () => {
+    // Three clients leave after 50 ms; their calls take 300 ms.
+    const gone = RUCS.slice(0, 3).map((ruc) => leaving(stack, '{ contribuyente(ruc: "' + ruc + '") { ruc } }', 50));
+    await Promise.all(gone);
+    const meanwhile = await stack.gql(ContribuyenteDocument, { ruc: RUCS[3]! });
+    expect(meanwhile.status).toBe(503);
+    await sleep(400);
+    const after = await stack.gql(ContribuyenteDocument, { ruc: RUCS[3]! });
+    expect(after.status).toBe(200);
   });
 });
+
+describe('when the client leaves, its work stops', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ sandbox: { latencyMs: 500 } });
+  });
+  afterAll(() => stack.close());
+
+  it('sends none of the calls not yet sent: a 40-RUC request aborted after 700 ms makes 16 calls, not 40', async () => {
+    const rucs = [...RUCS, ...manyRucs(32)];
+    await leaving(stack, 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) { ruc } }', 700, { rucs });
+    await sleep(1500);
+    // UPSTREAM_CONCURRENCY (8) at a time: two rounds had started when the client left.
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(16);
+  });
+});
+
+describe('UPSTREAM_TOKEN_SHARE: one token cannot take every upstream connection', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { UPSTREAM_TOKEN_SHARE: '4' }, sandbox: { latencyMs: 200 } });
+  });
+  afterAll(() => stack.close());
+
+  it('refuses a token its calls past the share with OVERLOADED, and serves another token meanwhile', async () => {
+    const greedy = stack.gql(ContribuyentesDocument, { rucs: RUCS });
+    await sleep(50);
+    const other = await stack.gql(ContribuyenteDocument, { ruc: RUCS[0]! }, { token: 'sandbox-free' });
+    const { body } = await greedy;
+    expect(other.body.errors).toBeUndefined();
+    // Eight lookups at once (UPSTREAM_CONCURRENCY), four within the share.
+    expect(body.data?.contribuyentes.filter(Boolean)).toHaveLength(4);
+    expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(Array(4).fill('OVERLOADED'));
+    expect(body.errors?.every((e) => e.extensions?.['retryable'] === true)).toBe(true);
+  });
+});
+
+/** `n` valid, distinct RUCs that the sandbox does not know (each answers 404, billed). */
+function manyRucs(n: number): string[] {
+  const weights = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
+  return Array.from({ length: n }, (_, i) => {
+    const base = `2080${String(i).padStart(6, '0')}`;
+    const rest = 11 - ([...base].reduce((acc, d, j) => acc + Number(d) * weights[j]!, 0) % 11);
+    return base + (rest === 10 ? 0 : rest === 11 ? 1 : rest);
+  });
+}

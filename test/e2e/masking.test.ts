@@ -25,7 +25,7 @@ async function serve(nodeEnv: 'production' | 'development') {
   const logs: string[] = [];
   const logger = createLogger(config, new Writable({ write: (c, _e, done) => (logs.push(String(c)), done()) }));
   const app = createApp(config, { logger, upstream: new BuggyClient({ baseUrl: config.upstreamUrl! }) });
-  const server = createHttpServer(app, { maxBodyBytes: config.limits.maxBodyBytes, maxConcurrent: config.limits.maxConcurrentRequests });
+  const server = createHttpServer(app, config.http);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(async () => {
     server.close();
