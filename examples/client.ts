@@ -58,6 +58,11 @@ export function advice(error: GatewayError): string {
       return `out of plan queries: ${error.message}`;
     case 'UPSTREAM_UNAVAILABLE':
       return error.extensions.retryable ? 'try again in a few seconds' : 'the service refused; do not retry';
+    case 'OVERLOADED':
+    case 'REQUEST_TIMEOUT':
+      return 'try again in a second';
+    case 'NOT_FOUND':
+      return 'send operations to /graphql';
     case 'COST_LIMIT_EXCEEDED':
     case 'ALIAS_LIMIT_EXCEEDED':
     case 'DEPTH_LIMIT_EXCEEDED':
