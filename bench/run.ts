@@ -35,10 +35,11 @@ const running = new Set<Proc>();
  */
 function productionNodeFlags(): string[] {
   const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:prod'] ?? '';
+  // `exec` hands npm's shell over to node, so that signals reach node itself.
   const words = script.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js')
-    throw new Error(`start:prod is not "node [flags] dist/src/main.js": ${script}`);
-  return words.slice(1, -1);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'dist/src/main.js')
+    throw new Error(`start:prod is not "exec node [flags] dist/src/main.js": ${script}`);
+  return words.slice(2, -1);
 }
 
 /**

@@ -78,6 +78,8 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
   };
   let stopping = false;
   const fork = () => cluster.fork(env);
+  /** When workers died lately, to give up on one that keeps dying. */
+  const deaths: number[] = [];
   // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
   // gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();
@@ -90,13 +92,29 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
   });
   cluster.on('exit', (worker: Worker, code, signal) => {
     if (stopping) return;
+    // No worker can ever listen (the port is taken, or not ours): none is started again.
+    const listenError = LISTEN_ERRORS.find((e) => e.exitCode === code);
+    if (listenError) {
+      process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
+      return void stop('a worker could not listen', listenError.exitCode);
+    }
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths[0]! < now - DEATH_WINDOW_MS) deaths.shift();
+    if (deaths.length > MAX_DEATHS) {
+      logger.fatal(
+        { worker: worker.process.pid, code, signal, deaths: deaths.length },
+        `workers died ${deaths.length} times within ${DEATH_WINDOW_MS / 1000} s; giving up`,
+      );
+      return void stop('workers keep dying', 1);
+    }
     logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(fork, 500);
   });
   for (let i = 0; i < config.workers; i++) fork();
   logger.info({ workers: config.workers }, 'cluster primary started');
 
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
@@ -110,10 +128,36 @@ function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined)
     await sandbox?.close();
     logger.info('stopped');
     flushLogsSync(logger);
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.once('SIGINT', (s) => void stop(s));
-  process.once('SIGTERM', (s) => void stop(s));
+  onStopSignals((signal) => void stop(signal));
+}
+
+/**
+ * SIGINT and SIGTERM, every time they come: Ctrl-C, systemd and npm signal the whole process
+ * group, so a worker gets the signal from the terminal and again from its primary (and the
+ * primary from npm or tsx as well). A one-shot listener would let the second one kill it.
+ */
+function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** Exit codes when the port cannot be had; a worker's tells its primary why, which says it once and starts no other. */
+const LISTEN_ERRORS = [
+  { code: 'EADDRINUSE', exitCode: 78 },
+  { code: 'EACCES', exitCode: 77 },
+] as const;
+/** More deaths than this within the window, and the primary gives up. */
+const MAX_DEATHS = 5;
+const DEATH_WINDOW_MS = 60_000;
+
+/** The one line that says why the gateway cannot listen. */
+function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number]['code']): string {
+  const where = `${config.host}:${config.port}`;
+  return code === 'EACCES'
+    ? `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`
+    : `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
 }
 
 /** A cluster's workers share kept answers and calls in flight through the primary (not Redis). */
@@ -170,6 +214,13 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
       if (--inFlight.count === 0) inFlight.onIdle?.();
     });
   });
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    const listenError = LISTEN_ERRORS.find((e) => e.code === error.code);
+    if (!listenError) throw error;
+    // In a cluster the primary says it, once for all workers.
+    if (!cluster.isWorker) process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
+    process.exit(listenError.exitCode);
+  });
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -198,8 +249,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     flushLogsSync(logger);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  onStopSignals((signal) => void stop(signal));
 }
 
 /** Responses not yet closed, and who is told when there are none left. */

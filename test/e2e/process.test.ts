@@ -1,0 +1,183 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+
+/**
+ * The gateway started as people start it (npm start, npm run start:prod, node with WORKERS),
+ * each in a process group of its own, and stopped as a terminal, systemd or npm stop it:
+ * a signal to the whole group, or to npm alone.
+ */
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Starts `command` in a new process group and waits until `workers` workers are ready. */
+async function start(command: string, args: string[], env: Record<string, string>, workers: number): Promise<Started> {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c));
+  child.stderr!.on('data', (c: Buffer) => (output += c));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  while ((output.match(/GraphQL gateway ready/g) ?? []).length < workers) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`did not start: ${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output)![1]!;
+  return { child, url, output: () => output, exited };
+}
+
+/** Every process of the group whose leader is `pid`. */
+function groupOf(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '-g', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((p) => p > 0);
+  } catch {
+    return [];
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const slowQuery = (url: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
+  });
+
+let sandbox: Sandbox;
+const started: Started[] = [];
+beforeAll(async () => {
+  sandbox = await startSandbox({ slowMs: 1500 });
+});
+afterAll(async () => {
+  for (const s of started) for (const pid of groupOf(s.child.pid!)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await sandbox.close();
+});
+
+const SHUTDOWN_TIMEOUT_MS = 5000;
+const MODES: { name: string; command: string; args: string[]; env: Record<string, string>; workers: number; build?: boolean }[] = [
+  { name: 'npm start (one worker per core)', command: 'npm', args: ['start', '--silent'], env: {}, workers: availableParallelism() },
+  { name: 'node with WORKERS=1', command: process.execPath, args: ['--import', 'tsx', 'src/main.ts'], env: { WORKERS: '1' }, workers: 1 },
+  { name: 'node with WORKERS=3', command: process.execPath, args: ['--import', 'tsx', 'src/main.ts'], env: { WORKERS: '3' }, workers: 3 },
+  { name: 'npm run start:prod', command: 'npm', args: ['run', 'start:prod', '--silent'], env: { WORKERS: '2' }, workers: 2, build: true },
+];
+const STOPS: { name: string; send: (s: Started) => void; modes: string[] }[] = [
+  { name: 'Ctrl-C (SIGINT to the process group)', send: (s) => process.kill(-s.child.pid!, 'SIGINT'), modes: MODES.map((m) => m.name) },
+  {
+    name: "systemd's stop (SIGTERM to every process)",
+    send: (s) => process.kill(-s.child.pid!, 'SIGTERM'),
+    modes: [MODES[0]!.name, MODES[1]!.name, MODES[3]!.name],
+  },
+  { name: 'SIGTERM to npm alone, forwarded', send: (s) => s.child.kill('SIGTERM'), modes: [MODES[0]!.name, MODES[3]!.name] },
+];
+
+describe('stopping: the operation in flight completes, the exit is 0, and no process is left', () => {
+  beforeAll(() => {
+    // start:prod runs the build: made afresh once for this file, so that it is this code's.
+    if (MODES.some((m) => m.build)) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+  }, 120_000);
+
+  for (const stop of STOPS) {
+    for (const mode of MODES.filter((m) => stop.modes.includes(m.name))) {
+      it(`${mode.name}, on ${stop.name}`, async () => {
+        const s = await start(
+          mode.command,
+          mode.args,
+          { UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), ...mode.env },
+          mode.workers,
+        );
+        started.push(s);
+        const pids = groupOf(s.child.pid!);
+        expect(pids.length).toBeGreaterThanOrEqual(mode.workers);
+        const inFlight = slowQuery(s.url);
+        await new Promise((r) => setTimeout(r, 400));
+        const signalled = Date.now();
+        stop.send(s);
+        const res = await inFlight;
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ data: { contribuyente: { nombreORazonSocial: 'EMPRESA DE RESPUESTA LENTA S.A.C.' } } });
+        expect(await s.exited).toBe(0);
+        expect(Date.now() - signalled).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+        await new Promise((r) => setTimeout(r, 200));
+        expect(pids.filter(alive)).toEqual([]);
+      }, 60_000);
+    }
+  }
+});
+
+describe('a port already in use', () => {
+  let taken: Server;
+  let port: number;
+  beforeAll(async () => {
+    taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    port = (taken.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => taken.close(() => r())));
+
+  for (const workers of ['1', '2']) {
+    it(`is one clear line naming the port and a non-zero exit, with WORKERS=${workers}`, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: sandbox.url, WORKERS: workers },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let output = '';
+      child.stdout!.on('data', (c: Buffer) => (output += c));
+      child.stderr!.on('data', (c: Buffer) => (output += c));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).not.toBe(0);
+      const lines = output.split('\n').filter((l) => l.includes(String(port)) && /in use/.test(l));
+      expect(lines).toEqual([
+        `Cannot listen on 127.0.0.1:${port}: port ${port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`,
+      ]);
+      expect(output).not.toContain('worker died');
+      expect(output).not.toMatch(/at .*\(node:/); // no stack trace
+    }, 30_000);
+  }
+});
+
+describe('a worker that keeps dying', () => {
+  it('is given up on after a few tries, loudly, with a non-zero exit', async () => {
+    const s = await start(process.execPath, ['--import', 'tsx', 'src/main.ts'], { UPSTREAM_URL: sandbox.url, WORKERS: '2' }, 2);
+    started.push(s);
+    // Kill every worker as soon as it is there, again and again.
+    const primary = s.child.pid!;
+    let killed = 0;
+    const deadline = Date.now() + 30_000;
+    while (s.child.exitCode === null && Date.now() < deadline) {
+      const workers = groupOf(primary).filter((p) => p !== primary);
+      for (const w of workers) if (alive(w)) (process.kill(w, 'SIGKILL'), killed++);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await s.exited).toBe(1);
+    expect(killed).toBeGreaterThanOrEqual(6);
+    expect(s.output()).toContain('giving up');
+  }, 40_000);
+});
