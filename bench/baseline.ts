@@ -13,7 +13,8 @@ import { Pool } from 'undici';
 
 const upstream = process.env['UPSTREAM_URL'];
 if (!upstream) throw new Error('UPSTREAM_URL is required');
-const pool = new Pool(upstream, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+// Large enough for 1,000 callers waiting on a slow upstream at once.
+const pool = new Pool(upstream, { connections: 2048, pipelining: 1, keepAliveTimeout: 30_000 });
 const MAX_BODY = 100 * 1024;
 
 /** POSTs `{"ruc": ruc}` to `path` with the caller's token and returns the envelope's `data`. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { clientGone } from './client-gone.js';
+import { ClientGone } from './client-gone.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { LookupContext, Lookups } from './lookups.js';
 import { requestState, type RequestState } from './request-state.js';
@@ -38,14 +38,14 @@ export function bearerToken(header: string | null): string | undefined {
 }
 
 export function createContextFactory({ upstream, lookups, concurrency, logger, tracing }: ContextOptions) {
-  return ({ request, req }: YogaInitialContext & { req?: IncomingMessage }): Context => {
+  return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
     const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
     const span = tracing ? state.span : undefined;
     const call: LookupContext = {
       token,
       caller: token === undefined ? undefined : createHash('sha256').update(token).digest('base64url'),
-      signal: clientGone(req),
+      signal: res ? new ClientGone(res) : undefined,
       tokenKey: lookups.tokenKey(token),
       noCache: wantsNoCache(request.headers),
       onShared: () => state.cacheHits++,

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { fastPathOf, type App } from './app.js';
-import { setClientGone } from './client-gone.js';
 import type { Config } from './config.js';
 import { errorBody, type ErrorCode } from './errors.js';
 
@@ -68,11 +67,6 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       );
     }
     active++;
-    const gone = new AbortController();
-    setClientGone(req, gone.signal);
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
     // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
     const release = () => void active--;
     const taken = body === undefined ? undefined : fastPath?.(req, res, body);

@@ -60,8 +60,8 @@ export interface CallContext {
   token: string | undefined;
   /** Stands for the caller (a hash of the token) in the count of each caller's calls in flight. */
   caller?: string | undefined;
-  /** Aborted when the caller has left: a call not yet sent is then not sent. */
-  signal?: AbortSignal | undefined;
+  /** `aborted` once the caller has left (an AbortSignal will do): a call not yet sent is then not sent. */
+  signal?: { readonly aborted: boolean } | undefined;
   /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
   /** Told as a call starts (for tracing); what it returns is told when the call is over. */
