@@ -7,6 +7,8 @@ import { errorBody, type ErrorCode } from './errors.js';
 export type HttpServerOptions = Config['http'] & {
   /** @default '/graphql' */
   graphqlPath?: string;
+  /** Told of every request refused here, by its code (metrics count them). */
+  onRefused?: (code: ErrorCode) => void;
 };
 
 /** Bytes and time a refused upload is still read for, so that its client sees the answer instead of a reset. */
@@ -80,12 +82,15 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
 /** Reads the body under the size and time limits, then calls `done` with it (never on a refusal). */
 function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServerOptions, done: (body: unknown) => void) {
   const limit = options.maxBodyBytes;
-  const tooLarge = () =>
+  const tooLarge = () => {
+    options.onRefused?.('REQUEST_ENTITY_TOO_LARGE');
     refuseUpload(req, res, 413, 'REQUEST_ENTITY_TOO_LARGE', `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`);
+  };
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return tooLarge();
   const timer = setTimeout(() => {
     req.off('data', onData);
+    options.onRefused?.('REQUEST_TIMEOUT');
     refuseUpload(req, res, 408, 'REQUEST_TIMEOUT', `El cuerpo de la petición no llegó completo en ${options.requestTimeoutMs} ms.`);
   }, options.requestTimeoutMs);
   const chunks: Buffer[] = [];

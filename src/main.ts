@@ -202,7 +202,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
     ...(cluster.isWorker && sharesThroughPrimary(config) ? { store: new ClusterStore() } : {}),
   });
-  const server = createHttpServer(app, config.http);
+  const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A count, not a Set of the responses: with every response added to a long-lived Set and
   // deleted from it, V8 kept responses past their end. Measured with --trace-gc-nvp under the
   // bench's load: about 0.65 MB promoted to the old generation per scavenge with the Set,

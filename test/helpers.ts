@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { createHttpServer } from '../src/http-server.js';
 import { createLogger } from '../src/logger.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
+import { Metrics } from '../src/telemetry/metrics.js';
 
 export const TOKEN = 'sandbox-pro';
 
@@ -68,8 +69,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       done();
     },
   });
-  const app = createApp(config, { ...options.app, logger: createLogger(config, sink) });
-  const server = await listen(createHttpServer(app, config.http));
+  const metrics = options.app?.metrics ?? new Metrics();
+  const app = createApp(config, { ...options.app, metrics, logger: createLogger(config, sink) });
+  const server = await listen(createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) }));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {

@@ -99,6 +99,11 @@ export class Metrics {
     if (call.queries > 0) this.#queries.series(call.path).value += call.queries;
   }
 
+  /** A request refused before any GraphQL work (413, 408, 503 OVERLOADED), counted with the errors by code. */
+  refused(code: string) {
+    this.#errors.series(code).value++;
+  }
+
   fastPath() {
     this.#fastPath.value++;
   }

@@ -40,6 +40,8 @@ describe('MAX_CONCURRENT_REQUESTS: overload is shed at once, never queued', () =
       expect(a.after).toBeLessThan(250); // at once, not after the 300 ms the admitted ones take
     }
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(3);
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(metrics).toContain('gateway_errors_total{code="OVERLOADED"} 5');
   });
 
   it('keeps /health, /ready and /metrics answering while every place is taken', async () => {
