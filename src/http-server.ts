@@ -58,6 +58,7 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
   function admit(req: IncomingMessage, res: ServerResponse, body: unknown) {
     if (res.destroyed) return;
     if (active >= options.maxConcurrent) {
+      options.onRefused?.('OVERLOADED');
       return refuse(
         res,
         503,

@@ -140,6 +140,12 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect(sent.body.extensions?.['cost']).toMatchObject({ estimated: 0, upstreamCalls: 0 });
   });
 
+  it('counts one receipt given where a list is expected, as graphql-js coerces it', async () => {
+    const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: RECEIPT as never });
+    expect(body.data?.validarComprobantes?.cantidadDeComprobantes).toBe(1);
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 1, queries: 1 });
+  });
+
   it('refuses 1,300 RUCs given as default values before any call', async () => {
     const rucs = manyRucs(1300);
     const defs = Array.from({ length: 13 }, (_, i) => `$l${i}: [String!]! = ${JSON.stringify(rucs.slice(i * 100, i * 100 + 100))}`);
