@@ -190,10 +190,10 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
 });
 
 describe('browser safety', () => {
-  it('refuses a simple (non-preflighted) POST without the CSRF header with a typed 403', async () => {
+  it('refuses a simple (non-preflighted) POST with neither a token nor the CSRF header with a typed 403', async () => {
     const res = await fetch(`${stack.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN}` },
+      headers: { 'content-type': 'text/plain' },
       body: JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }),
     });
     expect(res.status).toBe(403);
@@ -202,12 +202,17 @@ describe('browser safety', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
-  it('lets a GET query through when it carries the CSRF header', async () => {
+  it('lets a GET query through when it carries a bearer token or the CSRF header, and refuses it with neither', async () => {
     const url = `${stack.url}/graphql?query=${encodeURIComponent('{ contribuyente(ruc: "20100123453") { ruc } }')}`;
-    const refused = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' } });
+    const refused = await fetch(url, { headers: { accept: 'application/json' } });
     expect(refused.status).toBe(403);
-    const ok = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json', 'x-graphql-yoga-csrf': '1' } });
-    expect(((await ok.json()) as { data: unknown }).data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    const withToken = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' } });
+    expect(((await withToken.json()) as { data: unknown }).data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    // The CSRF header alone passes the check; with no token the lookup is then UNAUTHENTICATED.
+    const withHeader = await fetch(url, { headers: { accept: 'application/json', 'x-graphql-yoga-csrf': '1' } });
+    expect(((await withHeader.json()) as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code).toBe(
+      'UNAUTHENTICATED',
+    );
   });
 
   it('answers CORS preflights for any origin by default, without credentials', async () => {
