@@ -8,6 +8,7 @@ import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js'
 import { OperationReport, useOperationReport } from './operation-report.js';
 import { createFastPath, type FastPath } from './fast-path.js';
 import { useDocumentCache } from './document-cache.js';
+import { useSecretVariables } from './secret-variables.js';
 import { useHealth } from './health.js';
 import { useExecutor } from './executor.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -159,6 +160,8 @@ export function createApp(config: Config, options: AppOptions): App {
       useNoNullOrigin(),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
+      // Variables of a secret type checked before graphql-js could print their values.
+      useSecretVariables(),
       // 6. graphql-js executes, or graphql-jit for the documents that come back (GRAPHQL_JIT).
       useExecutor({
         jitAfter: config.graphqlJit === 'off' ? undefined : config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER,

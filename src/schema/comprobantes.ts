@@ -23,6 +23,8 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
 
 const CredencialesSolInput = builder.inputType('CredencialesSolInput', {
   description: 'Credenciales SOL de la empresa. Son secretas: el gateway nunca las registra ni las devuelve.',
+  // Read by src/secret-variables.ts: a malformed value is refused without being printed.
+  extensions: { secret: true },
   fields: (t) => ({
     rucEmpresa: t.string({ required: true, description: 'RUC de la empresa.' }),
     usuario: t.string({ required: true, description: 'Usuario SOL.' }),

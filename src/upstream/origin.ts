@@ -87,7 +87,7 @@ export class Origin {
    */
   post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
     return new Promise<z.output<S>>((resolve, reject) => {
-      const call = new Call(path, schema, this.#maxResponseBytes, resolve, reject, options.timeoutMs);
+      const call = new Call(path, schema, this.#maxResponseBytes, resolve, reject, options.timeoutMs, token);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -127,6 +127,8 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     readonly resolve: (record: z.output<S>) => void,
     readonly reject: (error: Error) => void,
     timeoutMs: number,
+    /** The caller's token, to be scrubbed from whatever the upstream says back. */
+    readonly token: string,
   ) {
     this.#timer = setTimeout(onTimeout, timeoutMs, this);
   }
@@ -192,7 +194,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
     // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
     try {
-      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema));
+      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema, this.token));
     } catch (error) {
       this.reject(error as Error);
     }
@@ -209,7 +211,7 @@ function onTimeout(call: Call<z.ZodType>): void {
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
-function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S): z.output<S> {
+function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S, token: string): z.output<S> {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
@@ -231,7 +233,9 @@ function interpret<S extends z.ZodType>(path: string, status: number, text: stri
   }
   const { success, code, retryable, message, data } = envelope.data;
   if (!ok || !success) {
-    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: message };
+    // A service that quotes the token back must not have it shown or logged by us.
+    const said = message && token && message.includes(token) ? message.replaceAll(token, '[token]') : message;
+    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said };
     if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
     throw new UpstreamHttpError(fields);
   }

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startStack, TOKEN, type Stack } from '../helpers.js';
+
+const LINE = '20100123453|01|F001|1532|2026-10-01|1180.00';
+const SOL_USER = 'USUARIOSECRETO';
+const SOL_KEY = 'claveMuySecreta123';
+
+let dev: Stack;
+let prod: Stack;
+beforeAll(async () => {
+  dev = await startStack();
+  prod = await startStack({ env: { NODE_ENV: 'production' } });
+});
+afterAll(async () => {
+  await dev.close();
+  await prod.close();
+});
+beforeEach(() => {
+  dev.sandbox.reset();
+  prod.sandbox.reset();
+});
+
+/** Everything a caller or an operator could read of one request: the answer, and every log line. */
+const everything = (stack: Stack, body: unknown) => JSON.stringify(body) + stack.logs.join('');
+
+describe('values of secret inputs never appear in a message or a log line', () => {
+  const malformed: [string, Record<string, unknown>][] = [
+    ['an extra field', { rucEmpresa: '20100123453', usuario: SOL_USER, clave: SOL_KEY, extra: 1 }],
+    ['a wrong type', { rucEmpresa: '20100123453', usuario: SOL_USER, clave: 123456789 }],
+    ['a field missing', { usuario: SOL_USER, clave: SOL_KEY }],
+    ['a misspelt field', { rucEmpresa: '20100123453', usuario: SOL_USER, clav: SOL_KEY }],
+  ];
+  for (const stack of ['dev', 'prod'] as const) {
+    for (const [what, credencialesSol] of malformed) {
+      it(`a credencialesSol variable with ${what} is BAD_USER_INPUT naming the field, never the values (${stack})`, async () => {
+        const s = stack === 'dev' ? dev : prod;
+        const { body } = await s.gql(ValidarComprobantesTextoDocument, { comprobantes: [LINE], credencialesSol: credencialesSol as never });
+        expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', retryable: false });
+        expect(body.errors?.[0]?.message).toContain('$credencialesSol');
+        const seen = everything(s, body);
+        expect(seen).not.toContain(SOL_USER);
+        expect(seen).not.toContain(SOL_KEY);
+        expect(seen).not.toContain('123456789');
+        expect(s.sandbox.calls).toHaveLength(0);
+      });
+    }
+  }
+
+  it('hides field suggestions of variable errors in production', async () => {
+    const variables = { comprobantes: [LINE], credencialesSol: { rucEmpresa: '20100123453', usuario: 'u', clav: 'c' } as never };
+    const hidden = await prod.gql(ValidarComprobantesTextoDocument, variables);
+    expect(hidden.body.errors?.[0]?.message).not.toMatch(/Did you mean/);
+    const wrongName = await prod.gql('query($r: String!) { contribuyente(ruc: $r) { ruc } }', { r: 5 } as never);
+    expect(wrongName.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+    const unknownField = await prod.gql(
+      'mutation($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes } }',
+      { c: [{ rucEmisr: '20100123453' }] } as never,
+    );
+    expect(unknownField.body.errors?.[0]?.message).not.toMatch(/Did you mean/);
+  });
+
+  it("scrubs the caller's token from an upstream message, in the answer and in the logs", async () => {
+    const { body } = await dev.gql(ContribuyenteDocument, { ruc: TRIGGERS.echoesToken.ruc });
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(body.errors?.[0]?.message).toContain('no puede consultar');
+    expect(dev.sandbox.calls).toHaveLength(1);
+    expect(everything(dev, body)).not.toContain(TOKEN);
+  });
+});
