@@ -66,8 +66,7 @@ export function createApp(config: Config, options: AppOptions): App {
       batchTimeoutMs: config.upstreamBatchTimeoutMs,
       retries: config.upstreamRetries,
       deadlineMs: config.upstreamDeadlineMs,
-      breakerThreshold: config.breakerThreshold,
-      breakerCooldownMs: config.breakerCooldownMs,
+      breaker: config.breaker,
       onCall: (call) => metrics.upstreamCall(call),
       onBreakerChange: (change) => {
         metrics.breaker(change.origin, change.state);

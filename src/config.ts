@@ -34,8 +34,12 @@ const EnvSchema = z
     UPSTREAM_RETRIES: count.max(10).default(2),
     /** One deadline over all attempts of a lookup. @default 15000 */
     UPSTREAM_DEADLINE_MS: millis.default(15_000),
-    /** Consecutive retryable failures that open an origin's breaker. @default 5 */
-    BREAKER_THRESHOLD: count.min(1).max(1000).default(5),
+    /** Percentage of an origin's calls in the window that must fail for its breaker to open (more than this). @default 50 */
+    BREAKER_FAILURE_PERCENT: z.coerce.number().gt(0).lt(100).default(50),
+    /** Calls an origin must have had in the window before its breaker may open at all. @default 20 */
+    BREAKER_MIN_CALLS: count.min(1).max(1_000_000).default(20),
+    /** The sliding window over which the breaker counts calls and failures. @default 10000 */
+    BREAKER_WINDOW_MS: millis.min(1000).default(10_000),
     /** How long an open breaker refuses calls before one probe. @default 10000 */
     BREAKER_COOLDOWN_MS: millis.default(10_000),
     /** Depth of a selection, introspection aside; ours nest 3 deep at most. @default 6 */
@@ -129,8 +133,12 @@ export interface Config {
   readonly upstreamFallbackUrl: string | undefined;
   readonly upstreamRetries: number;
   readonly upstreamDeadlineMs: number;
-  readonly breakerThreshold: number;
-  readonly breakerCooldownMs: number;
+  readonly breaker: {
+    readonly failurePercent: number;
+    readonly minCalls: number;
+    readonly windowMs: number;
+    readonly cooldownMs: number;
+  };
   readonly limits: {
     readonly maxDepth: number;
     readonly maxAliases: number;
@@ -202,8 +210,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamFallbackUrl: e.UPSTREAM_FALLBACK_URL,
     upstreamRetries: e.UPSTREAM_RETRIES,
     upstreamDeadlineMs: e.UPSTREAM_DEADLINE_MS,
-    breakerThreshold: e.BREAKER_THRESHOLD,
-    breakerCooldownMs: e.BREAKER_COOLDOWN_MS,
+    breaker: Object.freeze({
+      failurePercent: e.BREAKER_FAILURE_PERCENT,
+      minCalls: e.BREAKER_MIN_CALLS,
+      windowMs: e.BREAKER_WINDOW_MS,
+      cooldownMs: e.BREAKER_COOLDOWN_MS,
+    }),
     limits: Object.freeze({
       maxDepth: e.MAX_DEPTH,
       maxAliases: e.MAX_ALIASES,

@@ -18,8 +18,7 @@ describe('loadConfig', () => {
       upstreamFallbackUrl: undefined,
       upstreamRetries: 2,
       upstreamDeadlineMs: 15_000,
-      breakerThreshold: 5,
-      breakerCooldownMs: 10_000,
+      breaker: { failurePercent: 50, minCalls: 20, windowMs: 10_000, cooldownMs: 10_000 },
       limits: {
         maxDepth: 6,
         maxAliases: 20,

@@ -1,4 +1,4 @@
-import { CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
+import { CircuitState, SamplingBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
 import {
   MissingTokenError,
@@ -37,10 +37,12 @@ export interface UpstreamClientOptions {
   retries?: number;
   /** One deadline over a lookup's attempts and backoffs. @default 15000 */
   deadlineMs?: number;
-  /** Consecutive retryable failures that open an origin's breaker. @default 5 */
-  breakerThreshold?: number;
-  /** How long an open breaker refuses calls before it lets one probe through. @default 10000 */
-  breakerCooldownMs?: number;
+  /**
+   * Each origin's breaker: it opens when more than `failurePercent` of the origin's calls in
+   * the last `windowMs` failed, once there were at least `minCalls` of them, and lets one probe
+   * through after `cooldownMs`. @default { failurePercent: 50, minCalls: 20, windowMs: 10000, cooldownMs: 10000 }
+   */
+  breaker?: { failurePercent: number; minCalls: number; windowMs: number; cooldownMs: number };
   /** Keep-alive connections per origin, opened as demand needs them. @default 1024 */
   connections?: number;
   /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default 256 */
@@ -83,6 +85,8 @@ const STATE_NAMES: Record<CircuitState, BreakerState> = {
   [CircuitState.Isolated]: 'open',
 };
 
+const DEFAULT_BREAKER = { failurePercent: 50, minCalls: 20, windowMs: 10_000, cooldownMs: 10_000 };
+
 /** The origin answered badly or not at all (not merely refused by its open breaker): counts toward the breaker. */
 const isOriginFailure = (error: unknown) => error instanceof UpstreamUnavailableError && !REFUSED_WITHOUT_CALL.has(error.reason);
 /** Worth another try: the origin is unwell and did not say `retryable: false` itself. */
@@ -113,15 +117,26 @@ export class UpstreamClient {
     this.#retries = options.retries ?? 2;
     if (!Number.isInteger(this.#retries) || this.#retries < 0)
       throw new TypeError(`retries must be a whole number >= 0, got ${this.#retries}`);
-    const threshold = positive(options.breakerThreshold ?? 5, 'breakerThreshold');
-    const cooldown = positive(options.breakerCooldownMs ?? 10_000, 'breakerCooldownMs');
+    const { failurePercent, minCalls, windowMs, cooldownMs } = options.breaker ?? DEFAULT_BREAKER;
+    if (!(failurePercent > 0 && failurePercent < 100))
+      throw new TypeError(`breaker.failurePercent must be between 0 and 100, got ${failurePercent}`);
+    positive(minCalls, 'breaker.minCalls');
+    positive(windowMs, 'breaker.windowMs');
+    positive(cooldownMs, 'breaker.cooldownMs');
     this.#onCall = options.onCall;
     this.#callerShare = positive(options.callerShare ?? 256, 'callerShare');
 
     const route = (name: Route['name'], baseUrl: string): Route => {
       const origin = new Origin({ baseUrl, connections: options.connections ?? 1024, maxResponseBytes: options.maxResponseBytes });
       // Only failures that say the origin is unwell count; a 4xx is the caller's, not the origin's.
-      const breaker = circuitBreaker(handleWhen(isOriginFailure), { halfOpenAfter: cooldown, breaker: new ConsecutiveBreaker(threshold) });
+      // A failure rate over a sliding window with a minimum volume, as Hystrix has it: a few
+      // failing lookups of one caller never refuse every other caller.
+      const sampling = new SamplingBreaker({
+        threshold: failurePercent / 100,
+        duration: windowMs,
+        minimumRps: (minCalls * 1000) / windowMs,
+      });
+      const breaker = circuitBreaker(handleWhen(isOriginFailure), { halfOpenAfter: cooldownMs, breaker: sampling });
       breaker.onStateChange((state) => options.onBreakerChange?.({ origin: name, url: origin.url, state: STATE_NAMES[state] }));
       return { name, origin, breaker };
     };

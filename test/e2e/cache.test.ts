@@ -10,7 +10,7 @@ const cost = (body: { extensions?: Record<string, unknown> }) => body.extensions
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
-    env: { CACHE: 'on', UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000', CACHE_TTL_RUC_MS: '600', CACHE_TTL_NOT_FOUND_MS: '300' },
+    env: { CACHE: 'on', UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000', CACHE_TTL_RUC_MS: '600', CACHE_TTL_NOT_FOUND_MS: '300' },
   });
 });
 afterAll(() => stack.close());

@@ -15,7 +15,7 @@ let stack: Stack;
 beforeAll(async () => {
   // One call per lookup and no breaker: this file maps single answers; retries and the breaker have their own tests.
   stack = await startStack({
-    env: { UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000' },
+    env: { UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000' },
     sandbox: { slowMs: 1500 },
   });
 });

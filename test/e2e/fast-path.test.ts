@@ -15,7 +15,7 @@ import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
 let sandbox: Sandbox;
 let fast: Stack;
 let yoga: Stack;
-const env = { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '500' };
+const env = { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000', UPSTREAM_TIMEOUT_MS: '500' };
 
 beforeAll(async () => {
   sandbox = await startSandbox({ slowMs: 1500 });

@@ -6,7 +6,7 @@ import { RECEIPT, startStack, type Stack } from '../helpers.js';
 let stack: Stack;
 beforeAll(async () => {
   // One call per field and no breaker, so that each fault shows on every field it touches.
-  stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '250' } });
+  stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000', UPSTREAM_TIMEOUT_MS: '250' } });
 });
 afterAll(() => stack.close());
 afterEach(() => {

@@ -22,7 +22,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 describe('metrics at /metrics', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { CACHE: 'on', UPSTREAM_RETRIES: '1', BREAKER_THRESHOLD: '1000' } });
+    stack = await startStack({ env: { CACHE: 'on', UPSTREAM_RETRIES: '1', BREAKER_MIN_CALLS: '1000000' } });
   });
   afterAll(() => stack.close());
 
@@ -73,7 +73,7 @@ describe('metrics at /metrics', () => {
   });
 
   it('show an open breaker', async () => {
-    const fragile = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '2', BREAKER_COOLDOWN_MS: '60000' } });
+    const fragile = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '2', BREAKER_COOLDOWN_MS: '60000' } });
     try {
       for (let i = 0; i < 2; i++) await fragile.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc });
       const text = await (await fetch(`${fragile.url}/metrics`)).text();
@@ -186,7 +186,7 @@ describe('/health and /ready', () => {
   });
 
   it('/ready is 200 with a reachable upstream, 503 once its breaker is open, 200 again after', async () => {
-    const stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '2', BREAKER_COOLDOWN_MS: '300' } });
+    const stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '2', BREAKER_COOLDOWN_MS: '300' } });
     try {
       const ready = await fetch(`${stack.url}/ready`);
       expect(ready.status).toBe(200);

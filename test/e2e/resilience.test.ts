@@ -11,7 +11,7 @@ describe('retries of lookups', () => {
   beforeAll(async () => {
     stack = await startStack({
       // Time-out with room to spare for a loaded CI machine to get each attempt onto the wire.
-      env: { UPSTREAM_RETRIES: '2', BREAKER_THRESHOLD: '1000', UPSTREAM_TIMEOUT_MS: '500' },
+      env: { UPSTREAM_RETRIES: '2', BREAKER_MIN_CALLS: '1000000', UPSTREAM_TIMEOUT_MS: '500' },
       sandbox: { slowMs: 2500 },
     });
   });
@@ -73,7 +73,7 @@ describe('one deadline over all attempts', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({
-      env: { UPSTREAM_RETRIES: '10', UPSTREAM_TIMEOUT_MS: '150', UPSTREAM_DEADLINE_MS: '400', BREAKER_THRESHOLD: '1000' },
+      env: { UPSTREAM_RETRIES: '10', UPSTREAM_TIMEOUT_MS: '150', UPSTREAM_DEADLINE_MS: '400', BREAKER_MIN_CALLS: '1000000' },
       sandbox: { slowMs: 1000 },
     });
   });
@@ -90,43 +90,71 @@ describe('one deadline over all attempts', () => {
   });
 });
 
-describe('circuit breaker per origin', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '3', BREAKER_COOLDOWN_MS: '300' } });
-  });
-  afterAll(() => stack.close());
+describe('circuit breaker per origin: a failure rate over a sliding window', () => {
+  describe('with the default thresholds (more than 50 % of at least 20 calls in 10 s)', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack();
+    });
+    afterAll(() => stack.close());
 
-  it('opens after a run of retryable failures, refuses without calling, probes after the cool-down and closes on success', async () => {
-    stack.sandbox.setFaults({ failNext: 3 });
-    for (let i = 0; i < 3; i++) await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
-    expect(attempts(stack)).toBe(3);
-
-    // Open: the field fails at once, retryable, and the upstream sees nothing.
-    const refused = await stack.gql(`{ a: contribuyente(ruc: "20100123453") { ruc } b: licencia(numLicencia: "Q46779354") { nombres } }`);
-    expect(refused.body.errors?.map((e) => e.extensions)).toEqual([
-      expect.objectContaining({ code: 'UPSTREAM_UNAVAILABLE', retryable: true }),
-      expect.objectContaining({ code: 'UPSTREAM_UNAVAILABLE', retryable: true }),
-    ]);
-    expect(stack.sandbox.calls).toHaveLength(3);
-
-    // After the cool-down one probe goes through; its success closes the breaker.
-    await new Promise((r) => setTimeout(r, 350));
-    const probe = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
-    expect(probe.body.data?.contribuyente?.ruc).toBe('20100123453');
-    const after = await stack.gql(ContribuyenteDocument, { ruc: '10467793549' });
-    expect(after.body.errors).toBeUndefined();
-    expect(stack.sandbox.calls).toHaveLength(5);
-
-    const changes = stack.logs.filter((l) => l.includes('circuit breaker')).map((l) => JSON.parse(l).breaker.state);
-    expect(changes).toEqual(['open', 'half-open', 'closed']);
+    it("leaves other callers served after two callers' lookups fail all their attempts", async () => {
+      // Two callers, each a lookup the upstream answers 503 (the first try and two retries).
+      await Promise.all([
+        stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc }),
+        stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.unavailable.ruc }, { token: 'sandbox-free' }),
+      ]);
+      expect(stack.sandbox.callsTo('/ruc')).toHaveLength(6);
+      const third = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+      expect(third.body.data?.contribuyente?.ruc).toBe('20100123453');
+      expect((await fetch(`${stack.url}/ready`)).status).toBe(200);
+      const badToken = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'not-a-token' });
+      expect(badToken.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
+      expect(stack.logs.join('')).not.toContain('circuit breaker open');
+    });
   });
 
-  it('does not count 4xx answers as failures', async () => {
-    stack.sandbox.reset();
-    for (let i = 0; i < 5; i++) await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
-    await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
-    expect(stack.sandbox.calls).toHaveLength(6);
+  describe('with a short cool-down', () => {
+    let stack: Stack;
+    beforeAll(async () => {
+      stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_COOLDOWN_MS: '300' } });
+    });
+    afterAll(() => stack.close());
+
+    it('opens on a sustained 75 % failure rate, refuses without calling, and a probe closes it', async () => {
+      stack.sandbox.setFaults({ rates: { unavailable: 0.75 } });
+      let calls = 0;
+      for (let i = 0; i < 60 && !stack.logs.join('').includes('circuit breaker open'); i++) {
+        await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+        calls++;
+      }
+      expect(stack.logs.join('')).toContain('circuit breaker open');
+      // At least the minimum volume of 20 calls before it could open.
+      expect(calls).toBeGreaterThanOrEqual(20);
+      stack.sandbox.setFaults({});
+
+      // Open: the field fails at once, retryable, and the upstream sees nothing.
+      const before = stack.sandbox.calls.length;
+      const refused = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+      expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+      expect(stack.sandbox.calls).toHaveLength(before);
+      expect((await fetch(`${stack.url}/ready`)).status).toBe(503);
+
+      // After the cool-down one probe goes through; its success closes the breaker.
+      await new Promise((r) => setTimeout(r, 350));
+      const probe = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+      expect(probe.body.data?.contribuyente?.ruc).toBe('20100123453');
+      expect((await fetch(`${stack.url}/ready`)).status).toBe(200);
+      const changes = stack.logs.filter((l) => l.includes('circuit breaker')).map((l) => JSON.parse(l).breaker.state);
+      expect(changes).toEqual(['open', 'half-open', 'closed']);
+    });
+
+    it('does not count 4xx answers as failures', async () => {
+      stack.sandbox.reset();
+      for (let i = 0; i < 25; i++) await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.notFound.ruc });
+      await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
+      expect(stack.sandbox.calls).toHaveLength(26);
+    });
   });
 });
 
@@ -137,7 +165,7 @@ describe('fallback origin (UPSTREAM_FALLBACK_URL, here a legacy /api address)', 
   beforeEach(async () => {
     fallback = await startSandbox();
     stack = await startStack({
-      env: { UPSTREAM_RETRIES: '0', BREAKER_THRESHOLD: '2', BREAKER_COOLDOWN_MS: '60000', UPSTREAM_FALLBACK_URL: `${fallback.url}/api` },
+      env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '2', BREAKER_COOLDOWN_MS: '60000', UPSTREAM_FALLBACK_URL: `${fallback.url}/api` },
     });
   });
   afterEach(async () => {
