@@ -63,6 +63,8 @@ export function advice(error: GatewayError): string {
       return 'try again in a second';
     case 'NOT_FOUND':
       return 'send operations to /graphql';
+    case 'OPERATION_NOT_SUPPORTED':
+      return 'use a query or a mutation';
     case 'COST_LIMIT_EXCEEDED':
     case 'ALIAS_LIMIT_EXCEEDED':
     case 'DEPTH_LIMIT_EXCEEDED':

@@ -34,6 +34,8 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404). */
   | 'NOT_FOUND'
+  /** El gateway atiende query y mutation; las suscripciones no están disponibles. */
+  | 'OPERATION_NOT_SUPPORTED'
   /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable. */
   | 'OVERLOADED'
   /** Las consultas restantes del plan no alcanzan (HTTP 429). */

@@ -110,7 +110,17 @@ export function createApp(config: Config, options: AppOptions): App {
       const cause = rootCause(args[0]);
       if (cause instanceof UpstreamError) {
         logger.warn(
-          { upstreamError: { kind: cause.kind, path: cause.path, status: cause.status, code: cause.upstreamCode } },
+          {
+            upstreamError: {
+              kind: cause.kind,
+              path: cause.path,
+              status: cause.status,
+              code: cause.upstreamCode,
+              reason: 'reason' in cause ? cause.reason : undefined,
+              // What the network said (ECONNREFUSED, ENOTFOUND, a certificate error): how a wrong UPSTREAM_URL shows.
+              cause: networkCause(cause.cause),
+            },
+          },
           'upstream failure',
         );
       } else {
@@ -225,4 +235,14 @@ function useNoNullOrigin(): Plugin {
       if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
     },
   };
+}
+
+/** The code (or message) of the deepest cause with one: `ECONNREFUSED`, `ENOTFOUND`, `CERT_HAS_EXPIRED`, ... */
+function networkCause(error: unknown): string | undefined {
+  let found: string | undefined;
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    found = typeof code === 'string' && !code.startsWith('UND_ERR') ? code : (found ?? e.message);
+  }
+  return found;
 }

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   OVERLOADED:
     'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable.',
   NOT_FOUND: 'La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404).',
+  OPERATION_NOT_SUPPORTED: 'El gateway atiende query y mutation; las suscripciones no están disponibles.',
   CSRF_HEADER_REQUIRED: 'Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403).',
   TOKEN_LIMIT_EXCEEDED: 'El documento supera MAX_TOKENS.',
   DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',

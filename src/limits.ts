@@ -4,7 +4,7 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { ValidationContext } from 'graphql';
+import type { ValidationContext, ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from './config.js';
 import { estimateCost } from './cost.js';
@@ -65,7 +65,24 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     // (typed for a bare envelop context; it reads none of it)
     ...(production ? [blockFieldSuggestionsPlugin({ mask: '' }) as Plugin] : []),
     useCostLimit(limits.maxOperationCost),
+    useServedOperations(),
   ];
+}
+
+/** An operation kind the schema has no root for (a subscription) is a validation error of its own. */
+function useServedOperations(): Plugin {
+  const rule: ValidationRule = (context) => ({
+    OperationDefinition(node) {
+      if (context.getSchema().getRootType(node.operation)) return;
+      context.reportError(
+        gatewayError(
+          'OPERATION_NOT_SUPPORTED',
+          `Las operaciones ${node.operation} no están disponibles: el gateway atiende query y mutation.`,
+        ),
+      );
+    },
+  });
+  return { onValidate: ({ addValidationRule }) => addValidationRule(rule) };
 }
 
 /** Refuses, before any resolver runs, an operation that could spend more than `max` plan queries. */

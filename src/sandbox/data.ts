@@ -318,6 +318,8 @@ export const TRIGGERS = {
   otherDocument: { ruc: '20600000102', licencia: 'TOTHER' },
   /** 302 to another address, which a client must not follow. */
   redirect: { ruc: '20600000111', licencia: 'T302' },
+  /** As a receipt's issuer: a batch answer whose count is over 2^31 (billed). */
+  hugeCount: { ruc: '20600000145', licencia: 'THUGE' },
   /** 400 whose message quotes the caller's token back (some services do). */
   echoesToken: { ruc: '20600000137', licencia: 'TECHO' },
   /** 204 with no body (billed). */

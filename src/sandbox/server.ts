@@ -154,6 +154,11 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         return { status: 302, raw: '<html>Moved</html>', contentType: 'text/html', headers: { location: 'http://127.0.0.1:9/login' } };
       case 'noContent':
         return billed({ status: 204, raw: '' });
+      case 'hugeCount': {
+        const answered = answer();
+        const data = (answered.json as { data?: { comprobantes?: unknown[] } } | undefined)?.data;
+        return data?.comprobantes ? ok({ ...data, cantidad_de_comprobantes: 2 ** 31 }) : answered;
+      }
       case 'echoesToken':
         return fail(400, 'invalid_input', `El token ${token} no puede consultar este documento.`);
       case 'rejected':

@@ -1,9 +1,13 @@
+import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
 import { checkComprobantes, checkCredencialesSol, checkLineas } from '../validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
 type ComprobanteValidadoRecord = ValidacionRecord['comprobantes'][number];
+
+/** The largest value of GraphQL's Int (32-bit signed). */
+const MAX_INT = 2 ** 31 - 1;
 
 const ComprobanteInput = builder.inputType('ComprobanteInput', {
   description: 'Un comprobante a validar (los campos de la operación /cpe del servicio).',
@@ -50,7 +54,19 @@ const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('Compro
 const ValidacionComprobantes = builder.objectRef<ValidacionRecord>('ValidacionComprobantes').implement({
   description: 'Resultado de una validación múltiple de comprobantes.',
   fields: (t) => ({
-    cantidadDeComprobantes: t.exposeInt('cantidad_de_comprobantes', { description: 'Cantidad de comprobantes en el resultado.' }),
+    cantidadDeComprobantes: t.int({
+      description: 'Cantidad de comprobantes en el resultado.',
+      // A count GraphQL's Int cannot hold is the upstream's error on this field, not a fault of ours.
+      resolve: (r) => {
+        if (r.cantidad_de_comprobantes <= MAX_INT) return r.cantidad_de_comprobantes;
+        throw new UpstreamInvalidResponseError({
+          path: '/validacion-multiple-cpe',
+          status: 200,
+          reason: 'record',
+          issues: ['cantidad_de_comprobantes: too_big'],
+        });
+      },
+    }),
     comprobantes: t.field({ type: [ComprobanteValidado], description: 'Un resultado por comprobante.', resolve: (r) => r.comprobantes }),
   }),
 });
