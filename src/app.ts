@@ -171,12 +171,8 @@ export function createApp(config: Config, options: AppOptions): App {
       ...useOperationLimits(config.limits, production),
       // Variables of a secret type checked before graphql-js could print their values.
       useSecretVariables(),
-      // 6. graphql-js executes, or graphql-jit for the documents that come back (GRAPHQL_JIT).
-      useExecutor({
-        jitAfter: config.graphqlJit === 'off' ? undefined : config.graphqlJit === 'on' ? 1 : JIT_HOT_AFTER,
-        onCompileError: (errors) =>
-          logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-jit could not compile an operation; graphql-js runs it'),
-      }),
+      // 6. graphql-js executes, keys in selection order.
+      useExecutor(),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
@@ -220,9 +216,6 @@ export function createStore(config: Config, logger: Logger): LookupStore | undef
         : logger.warn({ cache: 'redis', error: error?.message }, 'cache store down: lookups go to the upstream until it is back'),
   });
 }
-
-/** Runs of one operation after which GRAPHQL_JIT=hot compiles it. */
-export const JIT_HOT_AFTER = 3;
 
 /**
  * Yoga answers a preflight from an origin not in CORS_ORIGINS with

@@ -94,12 +94,6 @@ const EnvSchema = z
     /** @default 'info' */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
-    /**
-     * graphql-jit (compiled queries) or graphql-js: `hot` compiles a document once it has run
-     * JIT_HOT_AFTER times (one-off documents never pay for a compile), `on` compiles every
-     * document on its first run, `off` never. @default 'hot'
-     */
-    GRAPHQL_JIT: z.enum(['hot', 'on', 'off']).default('hot'),
     /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
     HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
     /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
@@ -170,8 +164,6 @@ export interface Config {
     readonly redisUrl: string | undefined;
     readonly keySecret: string | undefined;
   };
-  /** When to execute compiled queries (graphql-jit) rather than graphql-js. */
-  readonly graphqlJit: 'hot' | 'on' | 'off';
   /** JSON POSTs skip Yoga's Fetch layer (the same plugins run). */
   readonly httpFastPath: boolean;
   /** Where spans go; undefined means no tracing at all. */
@@ -242,7 +234,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: e.REDIS_URL,
       keySecret: e.CACHE_KEY_SECRET,
     }),
-    graphqlJit: e.GRAPHQL_JIT,
     httpFastPath: e.HTTP_FAST_PATH === 'on',
     otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     workers: e.WORKERS ?? availableParallelism(),

@@ -11,7 +11,7 @@ import type { OperationReport } from './operation-report.js';
  * Yoga wraps every request in Fetch API objects (Request, Headers, Response) and promise
  * chains; measured, that layer cost more than parsing, validating and executing the
  * operation. Here the very same envelop pipeline runs (parse and validation caches, GraphQL
- * Armor, the cost limit, the operation report, masked errors, graphql-js or graphql-jit):
+ * Armor, the cost limit, the operation report, masked errors, graphql-js):
  * only the HTTP layer around it is plain Node. What this path does not take (GET, GraphiQL,
  * other content types or `Accept` values, batches, anything unusual in the body) goes to Yoga
  * unchanged, so its errors stay Yoga's own. `HTTP_FAST_PATH=off` sends everything to Yoga; the

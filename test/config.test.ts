@@ -39,7 +39,6 @@ describe('loadConfig', () => {
         redisUrl: undefined,
         keySecret: undefined,
       },
-      graphqlJit: 'hot',
       httpFastPath: true,
       otelEndpoint: undefined,
       workers: availableParallelism(),

@@ -55,10 +55,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: 'debug',
     // Most tests count the calls one operation makes; the cache's own tests turn it on.
     CACHE: 'off',
-    // The whole suite runs with the default (graphql-jit for documents run 3 times), and
-    // CI runs the end-to-end suite again with every document compiled: GRAPHQL_JIT=on
-    GRAPHQL_JIT: process.env['GRAPHQL_JIT'] ?? 'hot',
-    // And through Yoga alone, without the node:http fast path: HTTP_FAST_PATH=off npx vitest run
+    // CI runs the end-to-end suite again through Yoga alone: HTTP_FAST_PATH=off npx vitest run
     HTTP_FAST_PATH: process.env['HTTP_FAST_PATH'] ?? 'on',
     ...options.env,
   });
