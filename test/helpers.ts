@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -8,6 +8,7 @@ import { createApp, type App, type AppOptions } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createHttpServer } from '../src/http-server.js';
 import { createLogger } from '../src/logger.js';
+import { TRIGGERS } from '../src/sandbox/data.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
 import { Metrics } from '../src/telemetry/metrics.js';
 
@@ -145,8 +146,11 @@ export interface SpawnedGateway {
   output(): string;
 }
 
-/** `src/main.ts` in its own process, as `npm start` runs it, on 127.0.0.1 and a free port. */
-export async function spawnGateway(env: Record<string, string> = {}): Promise<SpawnedGateway> {
+/**
+ * `src/main.ts` in its own process, as `npm start` runs it, on 127.0.0.1 and a free port;
+ * resolved once `workers` processes say they are ready (1 without a cluster).
+ */
+export async function spawnGateway(env: Record<string, string> = {}, workers = 1): Promise<SpawnedGateway> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -156,7 +160,7 @@ export async function spawnGateway(env: Record<string, string> = {}): Promise<Sp
     const onData = (chunk: Buffer) => {
       output += chunk;
       const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
-      if (match) resolve(match[1]!);
+      if (match && (output.match(/GraphQL gateway ready/g) ?? []).length >= workers) resolve(match[1]!);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -215,3 +219,54 @@ export async function startRedis(): Promise<RedisServer> {
   await start();
   return { url: `redis://127.0.0.1:${port}`, port, stop, start };
 }
+
+export interface OnceAnswer {
+  status: number;
+  body: { data?: Record<string, unknown> | null; errors?: GraphQLFormattedError[]; extensions?: { cost?: Record<string, number> } };
+}
+
+/** One operation on a connection of its own (no keep-alive agent), so that node:cluster may hand it to any worker. */
+export function postOnce(url: string, query: string, variables: Record<string, unknown> = {}): Promise<OnceAnswer> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as OnceAnswer['body'] }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ query, variables }));
+  });
+}
+
+/** Pids of the cluster workers that logged an operation, in a gateway's output from `from` on. */
+export function workerPids(output: string, from = 0): Set<number> {
+  return new Set(
+    output
+      .slice(from)
+      .split('\n')
+      .filter((l) => l.includes('"msg":"operation"'))
+      .map((l) => (JSON.parse(l) as { pid: number }).pid),
+  );
+}
+
+/** A lookup of the sandbox's `slow` trigger: it stays in flight for the sandbox's `slowMs`. */
+export function slowLookup(url: string): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
+  });
+}
+

@@ -1,50 +1,17 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+import { postOnce, spawnGateway, workerPids, type SpawnedGateway } from '../helpers.js';
 
 let sandbox: Sandbox;
 let gateway: SpawnedGateway;
 
-/** One operation on a connection of its own, so that the cluster may hand it to any worker. */
-function once(url: string): Promise<number> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }));
-  });
-}
-
-/** Pids of the workers that logged an operation. */
-const workerPids = (output: string) =>
-  new Set(
-    output
-      .split('\n')
-      .filter((l) => l.includes('"msg":"operation"'))
-      .map((l) => (JSON.parse(l) as { pid: number }).pid),
-  );
+const once = async (url: string) => (await postOnce(url, '{ contribuyente(ruc: "20100123453") { ruc } }')).status;
 
 beforeAll(async () => {
   sandbox = await startSandbox();
   // Nothing shared, so that every operation reaches the upstream from the worker that got it.
-  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off', COALESCE: 'off' });
   // Both workers listening before the first request.
-  const deadline = Date.now() + 10_000;
-  while ((gateway.output().match(/gateway ready/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off', COALESCE: 'off' }, 2);
 });
 
 afterAll(async () => {

@@ -2,8 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { slowLookup } from '../helpers.js';
 
 /**
  * The gateway started as people start it (npm start, npm run start:prod, node with WORKERS),
@@ -62,12 +62,6 @@ const alive = (pid: number) => {
   }
 };
 
-const slowQuery = (url: string) =>
-  fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
-  });
 
 let sandbox: Sandbox;
 const started: Started[] = [];
@@ -114,7 +108,7 @@ describe('stopping: the operation in flight completes, the exit is 0, and no pro
         started.push(s);
         const pids = groupOf(s.child.pid!);
         expect(pids.length).toBeGreaterThanOrEqual(mode.workers);
-        const inFlight = slowQuery(s.url);
+        const inFlight = slowLookup(s.url);
         await new Promise((r) => setTimeout(r, 400));
         const signalled = Date.now();
         stop.send(s);

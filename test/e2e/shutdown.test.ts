@@ -1,15 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { spawnGateway } from '../helpers.js';
+import { slowLookup, spawnGateway } from '../helpers.js';
 
-const slowQuery = (url: string) =>
-  fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
-  });
 
 let sandbox: Sandbox;
 const children: ChildProcess[] = [];
@@ -26,7 +19,7 @@ describe('graceful shutdown', () => {
     const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '5000' });
     children.push(gw.child);
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
-    const inFlight = slowQuery(gw.url);
+    const inFlight = slowLookup(gw.url);
     await new Promise((r) => setTimeout(r, 300));
     gw.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 200));
@@ -48,7 +41,7 @@ describe('graceful shutdown', () => {
     const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '200' });
     children.push(gw.child);
     const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
-    const inFlight = slowQuery(gw.url).catch((error: unknown) => error);
+    const inFlight = slowLookup(gw.url).catch((error: unknown) => error);
     await new Promise((r) => setTimeout(r, 200));
     const signalled = Date.now();
     gw.child.kill('SIGINT');

@@ -1,61 +1,14 @@
-import { request } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+import { postOnce, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
   'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion esAgenteDeRetencion detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
 
-interface Answer {
-  data?: Record<string, unknown> | null;
-  errors?: { extensions?: Record<string, unknown> }[];
-  extensions?: { cost?: Record<string, number> };
-}
-
-/** One operation on a connection of its own, so that node:cluster may hand it to any worker. */
-function once(url: string, query: string, variables: Record<string, unknown> = {}): Promise<Answer> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(JSON.parse(text) as Answer));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify({ query, variables }));
-  });
-}
-
-/** Pids of the workers that logged an operation since `from` (an offset into the output). */
-function workerPids(output: string, from = 0): Set<number> {
-  return new Set(
-    output
-      .slice(from)
-      .split('\n')
-      .filter((l) => l.includes('"msg":"operation"'))
-      .map((l) => (JSON.parse(l) as { pid: number }).pid),
-  );
-}
-
-async function readyWorkers(gateway: SpawnedGateway, workers: number): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while ((gateway.output().match(/gateway ready/g) ?? []).length < workers && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+type Answer = OnceAnswer['body'];
+const once = async (url: string, query: string, variables: Record<string, unknown> = {}) => (await postOnce(url, query, variables)).body;
 
 async function stop(gateway: SpawnedGateway): Promise<void> {
   if (gateway.child.exitCode !== null) return;
@@ -74,8 +27,7 @@ describe('`npm start` with default settings (one worker per core, the built-in s
   let sandboxCalls: () => Promise<number>;
 
   beforeAll(async () => {
-    gateway = await spawnGateway();
-    await readyWorkers(gateway, workers);
+    gateway = await spawnGateway({}, workers);
     const sandboxUrl = /from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway.output())![1]!;
     sandboxCalls = async () => ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { calls: number }).calls;
   });
@@ -117,8 +69,7 @@ describe('WORKERS=2, CACHE=off: a call in flight is still shared by every worker
   beforeAll(async () => {
     // Slow enough that 40 requests arrive while the first call is in flight.
     sandbox = await startSandbox({ latencyMs: 400 });
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' });
-    await readyWorkers(gateway, 2);
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' }, 2);
   });
   afterAll(async () => {
     await stop(gateway);
