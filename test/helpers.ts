@@ -269,4 +269,3 @@ export function slowLookup(url: string): Promise<Response> {
     body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
   });
 }
-

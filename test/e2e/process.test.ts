@@ -62,7 +62,6 @@ const alive = (pid: number) => {
   }
 };
 
-
 let sandbox: Sandbox;
 const started: Started[] = [];
 beforeAll(async () => {

@@ -3,7 +3,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { slowLookup, spawnGateway } from '../helpers.js';
 
-
 let sandbox: Sandbox;
 const children: ChildProcess[] = [];
 beforeAll(async () => {
