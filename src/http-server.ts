@@ -107,7 +107,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServer
   req.once('close', () => clearTimeout(timer));
   req.once('end', () => {
     clearTimeout(timer);
-    if (!res.headersSent) done(bodyFor(req, Buffer.concat(chunks, size)));
+    if (res.headersSent) return;
+    const body = bodyFor(req, Buffer.concat(chunks, size));
+    if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
+    done(body);
   });
 }
 
@@ -122,11 +125,15 @@ function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
       const parsed: unknown = JSON.parse(raw.toString('utf8'));
       if (typeof parsed === 'object' && parsed !== null) return parsed;
     } catch {
-      // Not JSON after all: Yoga answers its own typed 400.
+      // Refused here: Yoga's own 400 quotes the body back, SOL credentials and all.
+      return NOT_JSON;
     }
   }
   return raw;
 }
+
+/** A JSON body that does not parse. */
+const NOT_JSON = Symbol('not JSON');
 
 /** Makes an answer sent before the whole request body was read say `Connection: close`. */
 function closeIfUnread(req: IncomingMessage, res: ServerResponse) {

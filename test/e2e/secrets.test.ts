@@ -61,6 +61,20 @@ describe('values of secret inputs never appear in a message or a log line', () =
     expect(unknownField.body.errors?.[0]?.message).not.toMatch(/Did you mean/);
   });
 
+  it('answers a body that is not valid JSON without echoing any of it', async () => {
+    for (const stack of [dev, prod]) {
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: `{"query":"mutation { x }","variables":{"s":{"clave":"${SOL_KEY}"}`,
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
+      expect(body.errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });
+      expect(everything(stack, body)).not.toContain(SOL_KEY);
+    }
+  });
+
   it("scrubs the caller's token from an upstream message, in the answer and in the logs", async () => {
     const { body } = await dev.gql(ContribuyenteDocument, { ruc: TRIGGERS.echoesToken.ruc });
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
