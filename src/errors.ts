@@ -167,10 +167,14 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
 /** Adds `code` and `retryable` where an error lacks them (Yoga's and graphql-js's own). */
 export function withContract(error: GraphQLError): GraphQLError {
   const ext = error.extensions ?? {};
-  if (typeof ext['code'] === 'string' && typeof ext['retryable'] === 'boolean') return error;
-  // Yoga's own errors come with a code. What lacks one is graphql-js's: with no path, a
-  // request-level input error (variables that fail to coerce); with a path, our own fault.
-  const code = typeof ext['code'] === 'string' ? ext['code'] : error.path ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT';
+  const given = typeof ext['code'] === 'string' ? ext['code'] : undefined;
+  const known = given !== undefined && given in ERROR_CODES;
+  if (known && typeof ext['retryable'] === 'boolean') return error;
+  // Yoga's own errors come with a code; one outside ErrorCode (OPERATION_RESOLUTION_FAILURE: the
+  // operation asked for is not in the document) is a bad request. What lacks one is
+  // graphql-js's: with no path, a request-level input error (variables that fail to coerce);
+  // with a path, our own fault.
+  const code = known ? given : error.path ? 'INTERNAL_SERVER_ERROR' : given !== undefined ? 'BAD_REQUEST' : 'BAD_USER_INPUT';
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,

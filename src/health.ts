@@ -39,7 +39,7 @@ export function useHealth({ upstream, store, metricsText, contentType }: HealthO
             headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
           }),
         );
-      switch (url.pathname) {
+      switch (url.pathname as (typeof ROUTES)[number]) {
         case '/health':
           return json(200, { status: 'ok', pid: process.pid, uptimeSeconds: Math.round(process.uptime()) });
         case '/ready': {
@@ -69,3 +69,7 @@ function probe(url: string): Promise<boolean> {
     socket.once('error', () => done(false));
   });
 }
+
+const ROUTES = ['/health', '/ready', '/metrics'] as const;
+/** The paths this plugin answers (the HTTP server lets them through whatever the GraphQL load). */
+export const SERVICE_ROUTES: ReadonlySet<string> = new Set(ROUTES);

@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { fastPathOf, type App } from './app.js';
+import { ASSETS_PATH } from './graphiql.js';
+import { SERVICE_ROUTES } from './health.js';
 import type { Config } from './config.js';
 import { errorBody, type ErrorCode } from './errors.js';
 
@@ -43,14 +45,25 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       connectionsCheckingInterval: 1000,
     },
     (req: IncomingMessage, res: ServerResponse) => {
-      const path = req.url === undefined ? '' : req.url.split('?', 1)[0];
-      if (path !== graphqlPath) return void app(req, res);
+      const url = req.url ?? '';
+      const at = url.indexOf('?');
+      const path = at < 0 ? url : url.slice(0, at);
+      // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
+      if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void app(req, res);
+      // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
+      if (path !== graphqlPath) return refuse(res, 404, 'NOT_FOUND', `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`);
       if (!METHODS_WITH_BODY.has(req.method ?? '')) {
+        const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
+        if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
         // Yoga does not read a body it does not expect; should one come, close after answering.
         closeIfUnread(req, res);
         return admit(req, res, undefined);
       }
-      readBody(req, res, options, (body) => admit(req, res, body));
+      readBody(req, res, options, (body) => {
+        const bad = Buffer.isBuffer(body) && isForm(req) ? badJsonParam(body.toString('utf8')) : undefined;
+        if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
+        admit(req, res, body);
+      });
     },
   );
   return server;
@@ -120,7 +133,7 @@ function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServer
  */
 function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
   if (raw.length === 0) return undefined;
-  if ((req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+  if (JSON_TYPE.test(req.headers['content-type'] ?? '')) {
     try {
       const parsed: unknown = JSON.parse(raw.toString('utf8'));
       if (typeof parsed === 'object' && parsed !== null) return parsed;
@@ -134,6 +147,33 @@ function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
 
 /** A JSON body that does not parse. */
 const NOT_JSON = Symbol('not JSON');
+/** The content types Yoga reads as a JSON body. */
+const JSON_TYPE = /^application\/(graphql\+)?json/i;
+
+const isForm = (req: IncomingMessage) => /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
+
+/**
+ * The name of a GET or form parameter that should be JSON and is not. Refused here: Yoga would
+ * answer it with a 500 and log the parameter, SOL credentials and all.
+ */
+function badJsonParam(query: string): string | undefined {
+  const params = new URLSearchParams(query);
+  for (const name of ['variables', 'extensions']) {
+    const value = params.get(name);
+    if (!value) continue;
+    try {
+      JSON.parse(value);
+    } catch {
+      return name;
+    }
+  }
+  return undefined;
+}
+
+/** Routes that are not GraphQL work: never admitted nor refused. */
+function isServiceRoute(path: string): boolean {
+  return SERVICE_ROUTES.has(path) || path.startsWith(ASSETS_PATH);
+}
 
 /** Makes an answer sent before the whole request body was read say `Connection: close`. */
 function closeIfUnread(req: IncomingMessage, res: ServerResponse) {

@@ -38,7 +38,7 @@ export function checkNumLicencia(input: string): Checked<string> {
   const num = input.trim();
   if (num === '') return { ok: false, message: 'El parámetro numLicencia es requerido y no puede estar vacío.' };
   // Licence numbers are short codes (a letter and 8 digits today); a long one is a mistake, not a lookup.
-  if (num.length > 20 || !/^[0-9A-Za-z-]+$/.test(num)) {
+  if (num.length > 20 || !/^[0-9A-Za-z-]+$/.test(num) || !/[0-9A-Za-z]/.test(num)) {
     return { ok: false, message: 'El número de licencia solo admite letras, dígitos y guiones (máximo 20 caracteres).' };
   }
   return { ok: true, value: num };

@@ -42,6 +42,8 @@ describe('licence number', () => {
     expect(checkNumLicencia('   ').ok).toBe(false);
     expect(checkNumLicencia('Q'.repeat(21)).ok).toBe(false);
     expect(checkNumLicencia('Q1 2').ok).toBe(false);
+    // Dashes alone name no licence: refused for free rather than billed for a 404.
+    expect(checkNumLicencia('---').ok).toBe(false);
     expect(checkNumLicencia(' Q46779354 ')).toEqual({ ok: true, value: 'Q46779354' });
   });
 });

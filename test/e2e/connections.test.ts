@@ -75,6 +75,22 @@ describe('slow and idle connections starve no one', () => {
   });
 });
 
+describe('every GraphQL request takes the one door, with its limits', () => {
+  for (const path of ['/graphql/', '//graphql', '/graphql/x']) {
+    it(`answers ${path} with a typed 404, without reading a 5 MB body or running anything`, async () => {
+      const res = await fetch(`${stack.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __typename }', padding: 'x'.repeat(5 * 1024 * 1024) }),
+      });
+      expect(res.status).toBe(404);
+      const text = await res.text();
+      expect(text.length).toBeLessThan(500);
+      expect(JSON.parse(text)).toMatchObject({ errors: [{ extensions: { code: 'NOT_FOUND', retryable: false } }] });
+    });
+  }
+});
+
 describe('refusals with a typed body', () => {
   it('answers a 5 MB POST with its 413, which the client reads instead of a reset', async () => {
     const res = await fetch(`${stack.url}/graphql`, {

@@ -60,6 +60,14 @@ describe('smaller contract gaps', () => {
       async () => (await fetch(`${stack.url}/graphql?query={__typename}`)).json(),
       async () => (await fetch(`${stack.url}/nowhere`)).json(),
       async () => (await stack.gql('subscription { x }')).body,
+      async () =>
+        (
+          await fetch(`${stack.url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: 'query A { __typename }', operationName: 'B' }),
+          })
+        ).json(),
     ];
     for (const send of requests) {
       const body = await send();

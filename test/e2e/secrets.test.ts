@@ -75,6 +75,33 @@ describe('values of secret inputs never appear in a message or a log line', () =
     }
   });
 
+  it('answers a JSON body of the other JSON content type that does not parse without echoing it', async () => {
+    const res = await fetch(`${prod.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/graphql+json', authorization: `Bearer ${TOKEN}` },
+      body: `{"variables":{"c":{"usuario":"${SOL_USER}","clave":"${SOL_KEY}"}}, "query": x}`,
+    });
+    expect(res.status).toBe(400);
+    expect(everything(prod, await res.json())).not.toContain(SOL_KEY);
+  });
+
+  it('refuses GET and form parameters that are not JSON with a typed 400, echoing and logging none of it', async () => {
+    const variables = `{"c":{"usuario":"${SOL_USER}","clave":${SOL_KEY}}}`;
+    const query = new URLSearchParams({ query: '{ __typename }', variables }).toString();
+    const get = await fetch(`${prod.url}/graphql?${query}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const form = await fetch(`${prod.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${TOKEN}` },
+      body: query,
+    });
+    for (const res of [get, form]) {
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
+      expect(body.errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });
+      expect(everything(prod, body)).not.toContain(SOL_KEY);
+    }
+  });
+
   it("scrubs the caller's token from an upstream message, in the answer and in the logs", async () => {
     const { body } = await dev.gql(ContribuyenteDocument, { ruc: TRIGGERS.echoesToken.ruc });
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
