@@ -51,7 +51,13 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
       if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void app(req, res);
       // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
-      if (path !== graphqlPath) return refuse(res, 404, 'NOT_FOUND', `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`);
+      if (path !== graphqlPath) {
+        const message = `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`;
+        // A body sent there is not read beyond the bounds of a refused upload.
+        return METHODS_WITH_BODY.has(req.method ?? '')
+          ? refuseUpload(req, res, 404, 'NOT_FOUND', message)
+          : refuse(res, 404, 'NOT_FOUND', message);
+      }
       if (!METHODS_WITH_BODY.has(req.method ?? '')) {
         const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
         if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
