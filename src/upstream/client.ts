@@ -1,12 +1,8 @@
-import { CircuitState, SamplingBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
+import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import {
-  MissingTokenError,
-  REFUSED_WITHOUT_CALL,
-  UpstreamInvalidResponseError,
-  UpstreamUnavailableError,
-  isUpstreamError,
-} from './errors.js';
+import { DEFAULT_BREAKER, createBreaker, isOriginFailure, stateName, type BreakerOptions, type BreakerState } from './breaker.js';
+import { CallerShares } from './caller-shares.js';
+import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
 import {
@@ -37,12 +33,8 @@ export interface UpstreamClientOptions {
   retries?: number;
   /** One deadline over a lookup's attempts and backoffs. @default 15000 */
   deadlineMs?: number;
-  /**
-   * Each origin's breaker: it opens when more than `failurePercent` of the origin's calls in
-   * the last `windowMs` failed, once there were at least `minCalls` of them, and lets one probe
-   * through after `cooldownMs`. @default { failurePercent: 50, minCalls: 20, windowMs: 10000, cooldownMs: 10000 }
-   */
-  breaker?: { failurePercent: number; minCalls: number; windowMs: number; cooldownMs: number };
+  /** Each origin's breaker (see BreakerOptions). @default DEFAULT_BREAKER */
+  breaker?: BreakerOptions;
   /** Keep-alive connections per origin, opened as demand needs them. @default 1024 */
   connections?: number;
   /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default 256 */
@@ -55,7 +47,7 @@ export interface UpstreamClientOptions {
   onBreakerChange?: (change: { origin: 'primary' | 'fallback'; url: string; state: BreakerState }) => void;
 }
 
-export type BreakerState = 'closed' | 'open' | 'half-open';
+export type { BreakerState } from './breaker.js';
 
 /** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
 export interface CallContext {
@@ -78,17 +70,6 @@ interface Route {
   breaker: CircuitBreakerPolicy;
 }
 
-const STATE_NAMES: Record<CircuitState, BreakerState> = {
-  [CircuitState.Closed]: 'closed',
-  [CircuitState.Open]: 'open',
-  [CircuitState.HalfOpen]: 'half-open',
-  [CircuitState.Isolated]: 'open',
-};
-
-const DEFAULT_BREAKER = { failurePercent: 50, minCalls: 20, windowMs: 10_000, cooldownMs: 10_000 };
-
-/** The origin answered badly or not at all (not merely refused by its open breaker): counts toward the breaker. */
-const isOriginFailure = (error: unknown) => error instanceof UpstreamUnavailableError && !REFUSED_WITHOUT_CALL.has(error.reason);
 /** Worth another try: the origin is unwell and did not say `retryable: false` itself. */
 const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).upstreamRetryable !== false;
 
@@ -106,9 +87,7 @@ export class UpstreamClient {
   readonly #retries: number;
   readonly #deadlineMs: number;
   readonly #onCall: UpstreamClientOptions['onCall'];
-  readonly #callerShare: number;
-  /** Calls in flight per caller, for the share; a caller leaves the map with its last call. */
-  readonly #byCaller = new Map<string, number>();
+  readonly #shares: CallerShares;
 
   constructor(options: UpstreamClientOptions) {
     this.#timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
@@ -117,27 +96,14 @@ export class UpstreamClient {
     this.#retries = options.retries ?? 2;
     if (!Number.isInteger(this.#retries) || this.#retries < 0)
       throw new TypeError(`retries must be a whole number >= 0, got ${this.#retries}`);
-    const { failurePercent, minCalls, windowMs, cooldownMs } = options.breaker ?? DEFAULT_BREAKER;
-    if (!(failurePercent > 0 && failurePercent < 100))
-      throw new TypeError(`breaker.failurePercent must be between 0 and 100, got ${failurePercent}`);
-    positive(minCalls, 'breaker.minCalls');
-    positive(windowMs, 'breaker.windowMs');
-    positive(cooldownMs, 'breaker.cooldownMs');
     this.#onCall = options.onCall;
-    this.#callerShare = positive(options.callerShare ?? 256, 'callerShare');
+    this.#shares = new CallerShares(positive(options.callerShare ?? 256, 'callerShare'));
 
     const route = (name: Route['name'], baseUrl: string): Route => {
       const origin = new Origin({ baseUrl, connections: options.connections ?? 1024, maxResponseBytes: options.maxResponseBytes });
-      // Only failures that say the origin is unwell count; a 4xx is the caller's, not the origin's.
-      // A failure rate over a sliding window with a minimum volume, as Hystrix has it: a few
-      // failing lookups of one caller never refuse every other caller.
-      const sampling = new SamplingBreaker({
-        threshold: failurePercent / 100,
-        duration: windowMs,
-        minimumRps: (minCalls * 1000) / windowMs,
-      });
-      const breaker = circuitBreaker(handleWhen(isOriginFailure), { halfOpenAfter: cooldownMs, breaker: sampling });
-      breaker.onStateChange((state) => options.onBreakerChange?.({ origin: name, url: origin.url, state: STATE_NAMES[state] }));
+      const breaker = createBreaker(options.breaker ?? DEFAULT_BREAKER, (state) =>
+        options.onBreakerChange?.({ origin: name, url: origin.url, state }),
+      );
       return { name, origin, breaker };
     };
     this.#routes = [route('primary', options.baseUrl)];
@@ -195,15 +161,9 @@ export class UpstreamClient {
     return this.#batch({ path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: lineas.length }, ctx);
   }
 
-  #leave(caller: string): void {
-    const calls = this.#byCaller.get(caller)! - 1;
-    if (calls > 0) this.#byCaller.set(caller, calls);
-    else this.#byCaller.delete(caller);
-  }
-
   /** Breaker state of each origin, for readiness checks. */
   breakers(): { origin: 'primary' | 'fallback'; url: string; state: BreakerState }[] {
-    return this.#routes.map((r) => ({ origin: r.name, url: r.origin.url, state: STATE_NAMES[r.breaker.state] }));
+    return this.#routes.map((r) => ({ origin: r.name, url: r.origin.url, state: stateName(r.breaker.state) }));
   }
 
   /** Closes every pool after the calls in flight finish. */
@@ -269,14 +229,12 @@ export class UpstreamClient {
     if (ctx.signal?.aborted) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'client_gone' }));
     const caller = ctx.caller;
     if (caller !== undefined) {
-      const calls = this.#byCaller.get(caller) ?? 0;
-      if (calls >= this.#callerShare) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'token_share' }));
-      this.#byCaller.set(caller, calls + 1);
+      if (!this.#shares.enter(caller)) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'token_share' }));
     }
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
-      if (caller !== undefined) this.#leave(caller);
+      if (caller !== undefined) this.#shares.leave(caller);
       // The spec bills a call per lookup (per receipt in a batch); we count those answered
       // with a record or a 404, as the sandbox bills them. Refusals and failures cost nothing.
       const billed = status !== undefined && ((status >= 200 && status < 300) || status === 404);
@@ -316,7 +274,7 @@ export class UpstreamClient {
           if (error instanceof Error && 'isBrokenCircuitError' in error) {
             // Open (cooling down): refused without a call. A call made while the half-open probe is
             // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
-            if (caller !== undefined) this.#leave(caller);
+            if (caller !== undefined) this.#shares.leave(caller);
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);
