@@ -198,16 +198,28 @@ export function createApp(config: Config, options: AppOptions): App {
   return app;
 }
 
-/** Where lookups meet: none with CACHE=off and COALESCE=off, Redis with REDIS_URL, else this process's memory. */
+/** Where lookups meet: nowhere with CACHE=off and COALESCE=off, Redis with REDIS_URL, else in memory. */
+export function storeKind(cache: Config['cache']): 'none' | 'redis' | 'memory' {
+  if (!cache.enabled && !cache.coalesce) return 'none';
+  return cache.redisUrl ? 'redis' : 'memory';
+}
+
+/** The in-memory store: this process's, or (in a cluster) the primary's, which its workers ask. */
+export function createMemoryStore(cache: Config['cache']): MemoryStore {
+  return new MemoryStore({ maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, coalesce: cache.coalesce });
+}
+
+/** The store `storeKind` names. */
 export function createStore(config: Config, logger: Logger): LookupStore | undefined {
-  const { enabled, coalesce, redisUrl, leaseMs } = config.cache;
-  if (!enabled && !coalesce) return undefined;
-  if (!redisUrl) return new MemoryStore({ maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes, coalesce });
+  const kind = storeKind(config.cache);
+  if (kind === 'none') return undefined;
+  if (kind === 'memory') return createMemoryStore(config.cache);
+  const { redisUrl, leaseMs, coalesce } = config.cache;
   if (!config.cache.keySecret) {
     logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
   }
   return new RedisStore({
-    url: redisUrl,
+    url: redisUrl!,
     leaseMs,
     coalesce,
     onStateChange: (state, error) =>

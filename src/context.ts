@@ -42,12 +42,13 @@ export function createContextFactory({ upstream, lookups, concurrency, logger, t
     const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
     const span = tracing ? state.span : undefined;
+    const tokenKey = lookups.tokenKey(token);
     const call: LookupContext = {
       token,
-      // One-shot hash(): a third of createHash()'s time, once per request.
-      caller: token === undefined ? undefined : hash('sha256', token, 'base64url'),
+      // The cache key's hash of the token when there is one; else a one-shot hash() (a third of createHash()'s time).
+      caller: tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),
       signal: res ? new ClientGone(res) : undefined,
-      tokenKey: lookups.tokenKey(token),
+      tokenKey,
       noCache: wantsNoCache(request.headers),
       onShared: () => state.cacheHits++,
       observe: (info) => {

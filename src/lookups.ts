@@ -75,6 +75,7 @@ export class Lookups {
     this.#options = options;
     this.#secret = options.keySecret ?? (options.sharedKeys ? undefined : randomBytes(32).toString('hex'));
   }
+
   /** What stands for the token in cache keys: HMAC-SHA-256 with the server secret (or SHA-256). */
   tokenKey(token: string | undefined): string | undefined {
     if (!token || !this.#store) return undefined;

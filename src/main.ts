@@ -3,9 +3,8 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { createApp } from './app.js';
+import { createApp, createMemoryStore, storeKind } from './app.js';
 import { ClusterStore, serveWorkers } from './cache/cluster-store.js';
-import { MemoryStore } from './cache/store.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger, flushLogsSync } from './logger.js';
@@ -68,10 +67,7 @@ async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
  */
 function supervise(config: Config, logger: Logger, sandbox: Sandbox | undefined) {
   // The workers' lookups meet here, unless they meet in Redis.
-  if (sharesThroughPrimary(config)) {
-    const { maxEntries, maxBytes, coalesce, leaseMs } = config.cache;
-    serveWorkers(new MemoryStore({ maxEntries, maxBytes, coalesce }), { leaseMs });
-  }
+  if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   const env = {
     UPSTREAM_URL: config.upstreamUrl,
     ...(config.builtinSandbox ? { BUILTIN_SANDBOX: '1' } : {}),
@@ -160,11 +156,6 @@ function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number]['code
     : `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
 }
 
-/** A cluster's workers share kept answers and calls in flight through the primary (not Redis). */
-function sharesThroughPrimary(config: Config): boolean {
-  return (config.cache.enabled || config.cache.coalesce) && !config.cache.redisUrl;
-}
-
 const METRICS_REQUEST = 'gateway:metrics-request';
 const METRICS_REPLY = 'gateway:metrics-reply';
 
@@ -200,7 +191,7 @@ function serve(config: Config, logger: Logger, sandbox?: Sandbox) {
     metrics,
     ...(cluster.isWorker ? { metricsText: clusterMetricsText() } : {}),
     ...(config.builtinSandbox ? { graphiqlToken: 'sandbox-pro' } : {}),
-    ...(cluster.isWorker && sharesThroughPrimary(config) ? { store: new ClusterStore() } : {}),
+    ...(cluster.isWorker && storeKind(config.cache) === 'memory' ? { store: new ClusterStore() } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A count, not a Set of the responses: with every response added to a long-lived Set and
