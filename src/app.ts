@@ -3,19 +3,19 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createContextFactory, type Context } from './context.js';
 import { maskError, rootCause, useErrorContract, useTypedRefusals } from './errors.js';
-import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './graphiql.js';
-import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './limits.js';
-import { OperationReport, useOperationReport } from './operation-report.js';
-import { createFastPath, type FastPath } from './fast-path.js';
-import { useDocumentCache } from './document-cache.js';
-import { useSecretVariables } from './secret-variables.js';
-import { useHealth } from './health.js';
-import { useExecutor } from './executor.js';
+import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
+import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './pipeline/limits.js';
+import { OperationReport, useOperationReport } from './pipeline/operation-report.js';
+import { createFastPath, usePluginList, type FastPath } from './http/fast-path.js';
+import { useDocumentCache } from './pipeline/document-cache.js';
+import { useSecretVariables } from './pipeline/secret-variables.js';
+import { useHealth } from './http/health.js';
+import { useExecutor } from './pipeline/executor.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
-import { RedisStore } from './cache/redis-store.js';
-import { MemoryStore, type LookupStore } from './cache/store.js';
-import { Lookups } from './lookups.js';
+import { RedisStore } from './data/redis-store.js';
+import { MemoryStore, type LookupStore } from './data/store.js';
+import { Lookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
 import { UpstreamError } from './upstream/errors.js';
@@ -34,21 +34,25 @@ export interface AppOptions {
   metrics?: Metrics;
   /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
   metricsText?: () => Promise<string>;
+  /** More Yoga or envelop plugins, run after the gateway's own and before execution (both paths run them). */
+  plugins?: Plugin[];
 }
 
-export type App = YogaServerInstance<Record<string, never>, Context>;
+export type Yoga = YogaServerInstance<Record<string, never>, Context>;
 
-const fastPaths = new WeakMap<App, FastPath>();
-
-/** The app's node:http fast path for JSON POSTs (src/fast-path.ts), unless HTTP_FAST_PATH=off. */
-export function fastPathOf(app: App): FastPath | undefined {
-  return fastPaths.get(app);
+/** The app's parts, for a server to mount (src/http/server.ts). */
+export interface App {
+  readonly yoga: Yoga;
+  /** The node:http fast path for JSON POSTs (src/http/fast-path.ts); undefined with HTTP_FAST_PATH=off. */
+  readonly fastPath: FastPath | undefined;
+  /** Closes the upstream pools, the cache store and tracing. */
+  dispose(): Promise<void>;
 }
 
 /**
- * The Yoga app over the REST client; no socket, so tests and main both mount it.
- * `config.upstreamUrl` must be set (main points it at the sandbox when it is not).
- * `app.dispose()` closes the upstream pool.
+ * The Yoga app over the REST client, and its fast path; no socket, so tests and main both
+ * mount it with `createHttpServer`. `config.upstreamUrl` must be set (main points it at the
+ * sandbox when it is not).
  */
 export function createApp(config: Config, options: AppOptions): App {
   if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
@@ -129,7 +133,11 @@ export function createApp(config: Config, options: AppOptions): App {
     },
   };
 
-  const app = createYoga<Record<string, never>, Context>({
+  const pluginList = usePluginList();
+  // Plugins whose Yoga hooks the fast path does the work of itself, each for the reason given.
+  const replicated = new Set<Plugin>();
+  const done = <P extends Plugin>(plugin: P): P => (replicated.add(plugin), plugin);
+  const yoga = createYoga<Record<string, never>, Context>({
     schema,
     context: createContextFactory({ upstream, lookups, concurrency: config.upstreamConcurrency, logger, tracing }),
     graphqlEndpoint,
@@ -153,20 +161,28 @@ export function createApp(config: Config, options: AppOptions): App {
     logging,
     plugins: [
       // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
-      useGraphiQLAssets(),
-      useHealth({
-        upstream,
-        store,
-        metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
-        contentType: metrics.registry.contentType,
-      }),
+      pluginList.first,
+      // GET routes only: never a JSON POST to /graphql.
+      done(useGraphiQLAssets()),
+      done(
+        useHealth({
+          upstream,
+          store,
+          metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
+          contentType: metrics.registry.contentType,
+        }),
+      ),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
-      useErrorContract(),
+      // The fast path applies the same `resultWithContract`.
+      done(useErrorContract()),
       // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
-      useOperationReport(report, graphqlEndpoint),
+      // The fast path calls the same report's begin, result and end.
+      done(useOperationReport(report, graphqlEndpoint)),
       // 4. Browser requests without a CORS preflight must carry the CSRF header.
-      useCsrfPrevention(),
-      useNoNullOrigin(),
+      // A JSON POST always has its preflight, so the CSRF check lets every one through.
+      done(useCsrfPrevention()),
+      // The fast path leaves the same header out.
+      done(useNoNullOrigin()),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
       // Variables of a secret type checked before graphql-js could print their values.
@@ -178,24 +194,26 @@ export function createApp(config: Config, options: AppOptions): App {
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
       useDocumentCache(),
       // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
-      useTypedRefusals(),
+      // 415 and 404 only, which the fast path never answers.
+      done(useTypedRefusals()),
+      ...(options.plugins ?? []),
+      pluginList.last,
     ],
   });
-  if (config.httpFastPath) {
-    fastPaths.set(
-      app,
-      createFastPath(app, {
+  const fastPath = config.httpFastPath
+    ? createFastPath(yoga, {
         graphqlPath: graphqlEndpoint,
+        plugins: pluginList.between(),
+        replicated,
         report,
         cors,
         maskError,
         isDev,
         logError: logging.error,
         onTaken: () => metrics.fastPath(),
-      }),
-    );
-  }
-  return app;
+      })
+    : undefined;
+  return { yoga, fastPath, dispose: async () => void (await yoga.dispose()) };
 }
 
 /** Where lookups meet: nowhere with CACHE=off and COALESCE=off, Redis with REDIS_URL, else in memory. */

@@ -98,8 +98,6 @@ const EnvSchema = z
     HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
     /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-    /** Internal: set by the cluster primary for its workers when UPSTREAM_URL is its built-in sandbox. */
-    BUILTIN_SANDBOX: z.literal('1').optional(),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.UPSTREAM_URL) {
@@ -117,8 +115,6 @@ export interface Config {
   readonly host: string;
   /** Undefined means: start the built-in sandbox and point at it. */
   readonly upstreamUrl: string | undefined;
-  /** The upstream is the built-in sandbox (its sample token may be shown in GraphiQL). */
-  readonly builtinSandbox: boolean;
   readonly upstreamTimeoutMs: number;
   readonly upstreamBatchTimeoutMs: number;
   readonly upstreamConcurrency: number;
@@ -193,7 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     upstreamUrl: e.UPSTREAM_URL,
-    builtinSandbox: e.BUILTIN_SANDBOX === '1',
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamBatchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
     upstreamConcurrency: e.UPSTREAM_CONCURRENCY,

@@ -9,7 +9,6 @@ describe('loadConfig', () => {
       port: 4000,
       host: '0.0.0.0',
       upstreamUrl: undefined,
-      builtinSandbox: false,
       upstreamTimeoutMs: 10_000,
       upstreamBatchTimeoutMs: 60_000,
       upstreamConcurrency: 8,

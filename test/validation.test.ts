@@ -7,7 +7,7 @@ import {
   checkRuc,
   isValidRuc,
   MSG_MAX_COMPROBANTES,
-} from '../src/validation.js';
+} from '../src/schema/validation.js';
 import { TAXPAYERS, TRIGGERS } from '../src/sandbox/data.js';
 import { RECEIPT, RECEIPT_BODY } from './helpers.js';
 

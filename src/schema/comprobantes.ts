@@ -1,6 +1,6 @@
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
-import { checkComprobantes, checkCredencialesSol, checkLineas } from '../validation.js';
+import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 

@@ -1,6 +1,6 @@
 import { gatewayError } from '../errors.js';
 import type { RucRecord, RucSunatRecord } from '../upstream/schemas.js';
-import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from '../validation.js';
+import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 

@@ -1,5 +1,5 @@
 import { gatewayError } from '../errors.js';
-import type { Checked } from '../validation.js';
+import type { Checked } from './validation.js';
 
 /** The value of a local check, or an INVALID_INPUT error that costs no query. */
 export function valid<T>(checked: Checked<T>): T {

@@ -1,5 +1,5 @@
 import type { LicenciaRecord } from '../upstream/schemas.js';
-import { checkNumLicencia } from '../validation.js';
+import { checkNumLicencia } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 

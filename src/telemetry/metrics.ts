@@ -1,5 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { CounterFamily, HistogramFamily } from './series.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
 
 /** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
@@ -20,58 +19,61 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #names = new Set<string>();
 
-  // Updated on every operation and upstream call: the cheap families of ./series.ts.
-  readonly #operations = new CounterFamily(
-    'gateway_operations_total',
-    'GraphQL operations by name and outcome (ok, error: some field failed, rejected: refused before execution)',
-    ['operation', 'outcome'],
-    this.registry,
-  );
-  readonly #operationSeconds = new HistogramFamily(
-    'gateway_operation_duration_seconds',
-    'Time from request to response of a GraphQL operation',
-    ['operation', 'outcome'],
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    this.registry,
-  );
-  readonly #errors = new CounterFamily('gateway_errors_total', 'Errors returned to clients, by extensions.code', ['code'], this.registry);
-  readonly #upstreamCalls = new CounterFamily(
-    'gateway_upstream_calls_total',
-    'Calls to the REST service by path, HTTP status (or "none"), outcome and origin',
-    ['path', 'status', 'outcome', 'origin'],
-    this.registry,
-  );
-  readonly #upstreamSeconds = new HistogramFamily(
-    'gateway_upstream_call_duration_seconds',
-    'Latency of one call to the REST service',
-    ['path', 'outcome'],
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    this.registry,
-  );
-  readonly #retries = new CounterFamily(
-    'gateway_upstream_retries_total',
-    'Calls that were retries of a failed lookup',
-    ['path'],
-    this.registry,
-  );
-  readonly #queries = new CounterFamily(
-    'gateway_plan_queries_total',
-    'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
-    ['path'],
-    this.registry,
-  );
-  readonly #cache = new CounterFamily(
-    'gateway_cache_lookups_total',
-    'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
-    ['op', 'result'],
-    this.registry,
-  );
-  readonly #fastPath = new CounterFamily(
-    'gateway_fast_path_requests_total',
-    'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
-    [],
-    this.registry,
-  ).series();
+  readonly #operations = new Counter({
+    name: 'gateway_operations_total',
+    help: 'GraphQL operations by name and outcome (ok, error: some field failed, rejected: refused before execution)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #operationSeconds = new Histogram({
+    name: 'gateway_operation_duration_seconds',
+    help: 'Time from request to response of a GraphQL operation',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly #errors = new Counter({
+    name: 'gateway_errors_total',
+    help: 'Errors returned to clients, by extensions.code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly #upstreamCalls = new Counter({
+    name: 'gateway_upstream_calls_total',
+    help: 'Calls to the REST service by path, HTTP status (or "none"), outcome and origin',
+    labelNames: ['path', 'status', 'outcome', 'origin'] as const,
+    registers: [this.registry],
+  });
+  readonly #upstreamSeconds = new Histogram({
+    name: 'gateway_upstream_call_duration_seconds',
+    help: 'Latency of one call to the REST service',
+    labelNames: ['path', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly #retries = new Counter({
+    name: 'gateway_upstream_retries_total',
+    help: 'Calls that were retries of a failed lookup',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly #queries = new Counter({
+    name: 'gateway_plan_queries_total',
+    help: 'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly #cache = new Counter({
+    name: 'gateway_cache_lookups_total',
+    help: 'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
+    labelNames: ['op', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly #fastPath = new Counter({
+    name: 'gateway_fast_path_requests_total',
+    help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
+    registers: [this.registry],
+  });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
@@ -87,29 +89,30 @@ export class Metrics {
 
   operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
     const operation = this.#operationLabel(name);
-    this.#operations.series(operation, outcome).value++;
-    this.#operationSeconds.observe(this.#operationSeconds.series(operation, outcome), seconds);
-    for (const code of codes) this.#errors.series(code).value++;
+    this.#operations.inc({ operation, outcome });
+    this.#operationSeconds.observe({ operation, outcome }, seconds);
+    for (const code of codes) this.#errors.inc({ code });
   }
 
   upstreamCall(call: UpstreamCallInfo) {
-    this.#upstreamCalls.series(call.path, call.status === undefined ? 'none' : String(call.status), call.outcome, call.origin).value++;
-    this.#upstreamSeconds.observe(this.#upstreamSeconds.series(call.path, call.outcome), call.durationMs / 1000);
-    if (call.attempt > 1) this.#retries.series(call.path).value++;
-    if (call.queries > 0) this.#queries.series(call.path).value += call.queries;
+    const { path, outcome } = call;
+    this.#upstreamCalls.inc({ path, status: call.status === undefined ? 'none' : String(call.status), outcome, origin: call.origin });
+    this.#upstreamSeconds.observe({ path, outcome }, call.durationMs / 1000);
+    if (call.attempt > 1) this.#retries.inc({ path });
+    if (call.queries > 0) this.#queries.inc({ path }, call.queries);
   }
 
   /** A request refused before any GraphQL work (413, 408, 503 OVERLOADED), counted with the errors by code. */
   refused(code: string) {
-    this.#errors.series(code).value++;
+    this.#errors.inc({ code });
   }
 
   fastPath() {
-    this.#fastPath.value++;
+    this.#fastPath.inc();
   }
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
-    this.#cache.series(op, result).value++;
+    this.#cache.inc({ op, result });
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
-import { MemoryStore } from '../../src/cache/store.js';
+import { MemoryStore } from '../../src/data/store.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';
 

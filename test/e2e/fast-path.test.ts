@@ -1,11 +1,17 @@
 import { request } from 'node:http';
+import { Writable } from 'node:stream';
+import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { gatewayError } from '../../src/errors.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 
 /**
- * The node:http fast path (src/fast-path.ts) and Yoga answer every request alike: two
+ * The node:http fast path (src/http/fast-path.ts) and Yoga answer every request alike: two
  * gateways over one sandbox, one with HTTP_FAST_PATH=on and one with it off, get the same
  * bytes and must answer with the same status, headers and body, having made the same
  * upstream calls. The fast path's own counter shows which requests it took; the rest went
@@ -240,3 +246,75 @@ describe('with CORS_ORIGINS set, both paths answer origins alike', () => {
     expect(a.headers['access-control-allow-origin']).toBe(origin === 'https://a.example' ? origin : undefined);
   });
 });
+
+describe('plugins added to the app run on both paths', () => {
+  /** An auth check as a user would write it: no `x-tenant` header, no operation (and no upstream call). */
+  const tenantCheck = (): Plugin => ({
+    onParams({ request, setResult }) {
+      if (!request.headers.get('x-tenant')) {
+        setResult({ errors: [gatewayError('UNAUTHENTICATED', 'Falta la cabecera x-tenant.')] });
+      }
+    },
+  });
+  /** Marks every result, as a plugin adding an extension would. */
+  const stamp = (): Plugin => ({
+    onExecutionResult({ result, setResult }) {
+      if (result && !(Symbol.asyncIterator in result)) setResult({ ...result, extensions: { ...result.extensions, stamped: true } });
+    },
+  });
+  let fastPlug: Stack;
+  let yogaPlug: Stack;
+  beforeAll(async () => {
+    fastPlug = await startStack({
+      sharedSandbox: sandbox,
+      env: { ...env, HTTP_FAST_PATH: 'on' },
+      app: { plugins: [tenantCheck(), stamp()] },
+    });
+    yogaPlug = await startStack({
+      sharedSandbox: sandbox,
+      env: { ...env, HTTP_FAST_PATH: 'off' },
+      app: { plugins: [tenantCheck(), stamp()] },
+    });
+  });
+  afterAll(async () => {
+    await fastPlug?.close();
+    await yogaPlug?.close();
+  });
+
+  it('an onParams hook refuses a request without the header on both, with no upstream call', async () => {
+    const raw = json({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' });
+    const before = sandbox.calls.length;
+    const fastTaken = await takenBy(fastPlug);
+    const [a, b] = [await send(fastPlug.url, raw), await send(yogaPlug.url, raw)];
+    expect(await takenBy(fastPlug)).toBe(fastTaken + 1);
+    expect(sandbox.calls.length).toBe(before);
+    expect(a.status).toBe(b.status);
+    expect(a.body).toBe(b.body);
+    expect(JSON.parse(a.body)).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }], extensions: { stamped: true } });
+  });
+
+  it('with the header, the operation runs on both and the onExecutionResult hook marks it', async () => {
+    const raw = json({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }, { 'x-tenant': 'acme' });
+    const before = sandbox.calls.length;
+    const [a, b] = [await send(fastPlug.url, raw), await send(yogaPlug.url, raw)];
+    expect(sandbox.calls.length).toBe(before + 2);
+    expect(a.status).toBe(200);
+    expect(a.body).toBe(b.body);
+    expect(JSON.parse(a.body)).toMatchObject({ data: { contribuyente: { ruc: '20100123453' } }, extensions: { stamped: true } });
+  });
+
+  it('a plugin with a Yoga hook the fast path does not run stops the start', async () => {
+    const config = loadConfig({ UPSTREAM_URL: sandbox.url, HTTP_FAST_PATH: 'on' });
+    const logger = createLogger(config, new Writable({ write: (_c, _e, done) => done() }));
+    const onResponse: Plugin = { onResponse: () => undefined };
+    expect(() => createApp(config, { logger, plugins: [onResponse] })).toThrow(/onResponse, which the fast path does not run/);
+    // Through Yoga alone, the same plugin is welcome.
+    const app = createApp({ ...config, httpFastPath: false }, { logger, plugins: [onResponse] });
+    await app.dispose();
+  });
+});
+
+async function takenBy(stack: Stack): Promise<number> {
+  const text = await (await fetch(`${stack.url}/metrics`)).text();
+  return Number(/^gateway_fast_path_requests_total (\d+)/m.exec(text)?.[1] ?? NaN);
+}

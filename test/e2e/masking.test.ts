@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createHttpServer } from '../../src/http-server.js';
-import { createLogger } from '../../src/logger.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { UpstreamClient } from '../../src/upstream/client.js';
 import type { RucRecord } from '../../src/upstream/schemas.js';
 

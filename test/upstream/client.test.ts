@@ -14,7 +14,12 @@ let client: UpstreamClient;
 beforeAll(async () => {
   sandbox = await startSandbox({ slowMs: 1000 });
   // One call per lookup and no breaker here: those have tests of their own.
-  client = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200, retries: 0, breaker: { failurePercent: 50, minCalls: 1_000_000, windowMs: 10_000, cooldownMs: 10_000 } });
+  client = new UpstreamClient({
+    baseUrl: sandbox.url,
+    timeoutMs: 200,
+    retries: 0,
+    breaker: { failurePercent: 50, minCalls: 1_000_000, windowMs: 10_000, cooldownMs: 10_000 },
+  });
 });
 afterAll(async () => {
   await client.close();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Span } from '@opentelemetry/api';
-import type { UpstreamCallInfo } from './upstream/client.js';
+import type { UpstreamCallInfo } from '../upstream/client.js';
 
 /** What one HTTP request did, gathered by plugins and the context, read by the log line. */
 export interface RequestState {

@@ -11,7 +11,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { gatewayError } from './errors.js';
+import { gatewayError } from '../errors.js';
 
 /**
  * Variables of a secret input type (one whose type says `extensions: { secret: true }`, as

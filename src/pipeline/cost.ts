@@ -10,7 +10,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from './validation.js';
+import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from '../schema/validation.js';
 
 /** A root field that can spend plan queries, with the argument that says how many. */
 interface Term {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { LookupStore } from './cache/store.js';
-import type { CallContext, UpstreamClient } from './upstream/client.js';
+import type { LookupStore } from './store.js';
+import type { CallContext, UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
   UpstreamError,
@@ -9,8 +9,8 @@ import {
   upstreamErrorData,
   upstreamErrorFrom,
   type UpstreamErrorData,
-} from './upstream/errors.js';
-import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
+} from '../upstream/errors.js';
+import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
 export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
 

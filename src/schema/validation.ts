@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ComprobanteBody } from './upstream/schemas.js';
+import type { ComprobanteBody } from '../upstream/schemas.js';
 
 /**
  * Input rules checked before any upstream call, so bad input never costs a query.

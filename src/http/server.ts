@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { fastPathOf, type App } from './app.js';
+import type { App } from '../app.js';
 import { ASSETS_PATH } from './graphiql.js';
 import { SERVICE_ROUTES } from './health.js';
-import type { Config } from './config.js';
-import { errorBody, type ErrorCode } from './errors.js';
+import type { Config } from '../config.js';
+import { errorBody, type ErrorCode } from '../errors.js';
 
 /** The server's limits, as configured (src/config.ts says what each means). */
 export type HttpServerOptions = Config['http'] & {
@@ -32,7 +32,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function createHttpServer(app: App, options: HttpServerOptions): Server {
   const graphqlPath = options.graphqlPath ?? '/graphql';
-  const fastPath = fastPathOf(app);
+  const { yoga, fastPath } = app;
   let active = 0;
 
   const server = createServer(
@@ -49,7 +49,7 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       const at = url.indexOf('?');
       const path = at < 0 ? url : url.slice(0, at);
       // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
-      if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void app(req, res);
+      if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void yoga(req, res);
       // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
       if (path !== graphqlPath) {
         const message = `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`;
@@ -95,7 +95,7 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
     if (taken) return void taken.then(release, release);
     // Handed to Yoga already read, as body-parser would.
     if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
-    Promise.resolve(app(req, res)).then(release, release);
+    Promise.resolve(yoga(req, res)).then(release, release);
   }
 }
 

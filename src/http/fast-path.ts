@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-node/server';
 import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
-import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
-import { resultWithContract } from './errors.js';
-import type { OperationReport } from './operation-report.js';
+import { createGraphQLError, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { errorBody, resultWithContract } from '../errors.js';
+import type { OperationReport } from '../pipeline/operation-report.js';
 
 /**
  * The common request, a JSON POST to /graphql, answered straight from node:http.
@@ -28,6 +28,10 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse, body: unknown
 
 export interface FastPathOptions {
   graphqlPath: string;
+  /** Every plugin the app added to Yoga's own (`usePluginList().between()`), those they added included. */
+  plugins: readonly Plugin[];
+  /** Those whose Yoga hooks this path does the work of itself (the report, the error contract, ...). */
+  replicated: ReadonlySet<Plugin>;
   report: OperationReport;
   cors: CORSOptions;
   maskError: (error: unknown, message: string, isDev?: boolean) => Error;
@@ -157,19 +161,64 @@ class NodeRequest {
   }
 }
 
-type Enveloped = ReturnType<YogaServerInstance<Record<string, never>, Record<string, unknown>>['getEnveloped']>;
+/** Yoga's hooks around an operation, beyond envelop's (which run here as in Yoga, through `getEnveloped`). */
+const YOGA_HOOKS = ['onRequest', 'onRequestParse', 'onParams', 'onExecutionResult', 'onResultProcess', 'onResponse'] as const;
+/** Those this path runs for any plugin, as Yoga does. */
+const RUN_HERE: ReadonlySet<string> = new Set(['onParams', 'onExecutionResult']);
+
+/**
+ * The plugins between its two markers, once envelop has set them up (and so with those they
+ * added through `addPlugin`): put `first` before the app's plugins and `last` after them.
+ */
+export function usePluginList(): { first: Plugin; last: Plugin; between(): readonly Plugin[] } {
+  let all: readonly unknown[] = [];
+  const first: Plugin = {};
+  const last: Plugin = {
+    onPluginInit({ plugins }) {
+      all = plugins;
+    },
+  };
+  return {
+    first,
+    last,
+    between: () => {
+      const from = all.indexOf(first);
+      const to = all.indexOf(last);
+      if (from < 0 || to < from) throw new Error('usePluginList: its markers are not among the plugins, in order');
+      return all.slice(from + 1, to) as Plugin[];
+    },
+  };
+}
+
+/** Throws, naming it, when a plugin has a Yoga hook this path would not run: a new plugin is never skipped in silence. */
+function refuseUnrunHooks(plugins: readonly Plugin[], replicated: ReadonlySet<Plugin>): void {
+  plugins.forEach((plugin, i) => {
+    if (replicated.has(plugin)) return;
+    const unrun = YOGA_HOOKS.filter((hook) => plugin[hook] !== undefined && !RUN_HERE.has(hook));
+    if (unrun.length > 0)
+      throw new Error(
+        `HTTP_FAST_PATH: plugin ${i + 1} of the app's has ${unrun.join(', ')}, which the fast path does not run; ` +
+          'run it there too (src/http/fast-path.ts) or set HTTP_FAST_PATH=off',
+      );
+  });
+}
+
+type Result = ExecutionResult | AsyncIterable<unknown>;
+type ParamsHandler = Parameters<NonNullable<Plugin['onParams']>>[0]['paramsHandler'];
+/** What Yoga hands its hooks as the server context: node's req and res, the request, its parameters, `waitUntil`. */
+type ServerContext = Parameters<ParamsHandler>[0]['context'];
 
 export function createFastPath(
   yoga: YogaServerInstance<Record<string, never>, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
   options: FastPathOptions,
 ): FastPath {
   // Read once: each read through Yoga's adapter proxy makes a new bound function.
-  const getEnveloped = yoga.getEnveloped as unknown as (context: Record<string, unknown>) => Enveloped;
+  const getEnveloped = yoga.getEnveloped;
   const fetchAPI = yoga.fetchAPI;
   const { report, cors, graphqlPath } = options;
-  // A hook this path does not run would be skipped silently: refuse to start instead.
-  const executionResultHooks = (yoga as unknown as { onExecutionResultHooks: unknown[] }).onExecutionResultHooks;
-  if (executionResultHooks.length > 0) throw new Error('fast path: onExecutionResult hooks are not supported');
+  refuseUnrunHooks(options.plugins, options.replicated);
+  const onParams = options.plugins.flatMap((p) => (p.onParams ? [p.onParams] : []));
+  const onExecutionResult = options.plugins.flatMap((p) => (p.onExecutionResult ? [p.onExecutionResult] : []));
 
   /** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
   const handleError = (error: unknown): GraphQLError[] => {
@@ -182,14 +231,9 @@ export function createFastPath(
     return [masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked })];
   };
 
-  const run = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    request: NodeRequest,
-    params: Params,
-  ): Promise<ExecutionResult | AsyncIterable<unknown>> => {
+  /** The operation itself: what Yoga's params handler does. */
+  const run = async (context: ServerContext, params: Params): Promise<Result> => {
     try {
-      const context: Record<string, unknown> = { req, res, request, params };
       const enveloped = getEnveloped(context);
       const document = enveloped.parse(params.query);
       const errors = enveloped.validate(enveloped.schema, document);
@@ -209,11 +253,46 @@ export function createFastPath(
     }
   };
 
+  /** Yoga's `getResultForParams`: the onParams hooks, the operation (unless a hook answered), the onExecutionResult hooks. */
+  const resultFor = async (request: Request, context: ServerContext, params: Params): Promise<Result> => {
+    if (onParams.length === 0 && onExecutionResult.length === 0) return run(context, params);
+    try {
+      let result: Result | undefined;
+      let handler: ParamsHandler = (payload) => run(context, payload.params as Params) as ReturnType<ParamsHandler>;
+      for (const hook of onParams) {
+        await hook({
+          params: params as GraphQLParams,
+          request,
+          setParams: (next) => void (params = next as Params),
+          paramsHandler: handler,
+          setParamsHandler: (next) => void (handler = next),
+          setResult: (next) => void (result = next),
+          fetchAPI,
+          context,
+        });
+      }
+      result ??= await handler({ request, params: params as GraphQLParams, context });
+      for (const hook of onExecutionResult) {
+        await hook({ result: result as ExecutionResult, setResult: (next) => void (result = next as Result), request, context });
+      }
+      return result;
+    } catch (error) {
+      return { errors: handleError(error) };
+    }
+  };
+
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
     const request = new NodeRequest(req);
     const asRequest = request as unknown as Request;
     report.begin(asRequest, true);
-    const result = resultWithContract(await run(req, res, request, params));
+    const context = {
+      req,
+      res,
+      request: asRequest,
+      params,
+      waitUntil: (work: Promise<unknown> | void) => void work?.catch(options.logError),
+    } as ServerContext;
+    const result = resultWithContract(await resultFor(asRequest, context, params));
     report.result(asRequest, result as ExecutionResult);
 
     let status = 200;
@@ -252,9 +331,7 @@ export function createFastPath(
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
       options.logError(error);
       if (res.headersSent) return void res.destroy();
-      const text = JSON.stringify({
-        errors: [{ message: 'Error interno del gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR', retryable: false } }],
-      });
+      const text = errorBody('INTERNAL_SERVER_ERROR', 'Error interno del gateway.');
       res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
     });

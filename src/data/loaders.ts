@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { LookupContext, Lookups } from './lookups.js';
-import type { LicenciaRecord, RucRecord, RucSunatRecord } from './upstream/schemas.js';
+import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
 export interface Loaders {
   /** POST /ruc by RUC. */

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
-import type { LookupStore } from './cache/store.js';
-import type { UpstreamClient } from './upstream/client.js';
+import type { LookupStore } from '../data/store.js';
+import type { UpstreamClient } from '../upstream/client.js';
 
 export interface HealthOptions {
   upstream: UpstreamClient;

@@ -6,9 +6,9 @@ import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-fi
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { ValidationContext, ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 import { estimateCost } from './cost.js';
-import { gatewayError, type ErrorCode } from './errors.js';
+import { gatewayError, type ErrorCode } from '../errors.js';
 import { requestState, spent } from './request-state.js';
 
 /** Header a browser must add to a "simple" (non-preflighted) request; JSON POSTs need none. */

@@ -1,0 +1,82 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { createMemoryStore, storeKind } from '../app.js';
+import type { Config } from '../config.js';
+import { serveWorkers } from '../data/cluster-store.js';
+import type { Sandbox } from '../sandbox/server.js';
+import { answerWorkers } from './ipc.js';
+import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
+
+/** What a worker learns from its primary at start: settings the primary decided, not the environment's. */
+export interface WorkerSetup {
+  upstreamUrl: string;
+  /** The built-in sandbox's token, for GraphiQL's headers pane. */
+  graphiqlToken: string | undefined;
+}
+export const SETUP = 'setup';
+export const METRICS = 'metrics';
+
+/** More deaths than this within the window, and the primary gives up. */
+const MAX_DEATHS = 5;
+const DEATH_WINDOW_MS = 60_000;
+
+/**
+ * The primary of a cluster: WORKERS processes share the port (node:cluster hands them the
+ * connections). A worker that dies is replaced, one that keeps dying is given up on; on
+ * SIGTERM or SIGINT every worker drains its operations in flight, then the primary exits 0.
+ */
+export function supervise(config: Config, logger: Logger, flushLogs: () => void, setup: WorkerSetup, sandbox: Sandbox | undefined) {
+  // The workers' lookups meet here, unless they meet in Redis.
+  if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
+  answerWorkers(SETUP, () => setup);
+  // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
+  // gathers every worker's registry into one text.
+  const aggregator = new AggregatorRegistry();
+  answerWorkers(METRICS, () => aggregator.clusterMetrics());
+
+  let stopping = false;
+  /** When workers died lately, to give up on one that keeps dying. */
+  const deaths: number[] = [];
+  cluster.on('exit', (worker: Worker, code, signal) => {
+    if (stopping) return;
+    // No worker can ever listen (the port is taken, or not ours): none is started again.
+    const listenError = LISTEN_ERRORS.find((e) => e.exitCode === code);
+    if (listenError) {
+      process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
+      return void stop('a worker could not listen', listenError.exitCode);
+    }
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths[0]! < now - DEATH_WINDOW_MS) deaths.shift();
+    if (deaths.length > MAX_DEATHS) {
+      logger.fatal(
+        { worker: worker.process.pid, code, signal, deaths: deaths.length },
+        `workers died ${deaths.length} times within ${DEATH_WINDOW_MS / 1000} s; giving up`,
+      );
+      return void stop('workers keep dying', 1);
+    }
+    logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
+    setTimeout(() => cluster.fork(), 500);
+  });
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+  logger.info({ workers: config.workers }, 'cluster primary started');
+
+  const stop = async (signal: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    logger.info({ signal, workers: workers.length }, 'shutting down the cluster');
+    const exits = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    for (const w of workers) w.process.kill('SIGTERM');
+    // Each worker keeps its own deadline; this one only guards against a stuck worker.
+    const guard = setTimeout(() => workers.forEach((w) => w.process.kill('SIGKILL')), config.shutdownTimeoutMs + 2000);
+    await Promise.all(exits);
+    clearTimeout(guard);
+    await sandbox?.close();
+    logger.info('stopped');
+    flushLogs();
+    process.exit(exitCode);
+  };
+  onStopSignals((signal) => void stop(signal));
+}

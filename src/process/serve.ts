@@ -1,0 +1,105 @@
+import cluster from 'node:cluster';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { createApp, storeKind } from '../app.js';
+import type { Config } from '../config.js';
+import { ClusterStore } from '../data/cluster-store.js';
+import { createHttpServer } from '../http/server.js';
+import type { Sandbox } from '../sandbox/server.js';
+import { Metrics } from '../telemetry/metrics.js';
+import { askPrimary } from './ipc.js';
+import { METRICS } from './primary.js';
+import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
+
+export interface ServeOptions {
+  /** Writes out the log lines still buffered, before exiting. */
+  flushLogs: () => void;
+  /** Put this token in GraphiQL's headers pane: only ever the sandbox's. */
+  graphiqlToken?: string | undefined;
+  /** The built-in sandbox this process started, closed with it. */
+  sandbox?: Sandbox | undefined;
+}
+
+/** One gateway process (alone, or a cluster worker): the app on its socket, and a graceful stop. */
+export function serve(config: Config, logger: Logger, options: ServeOptions) {
+  const metrics = new Metrics();
+  if (cluster.isWorker) {
+    // prom-client answers the primary's gathering only once an AggregatorRegistry exists here too.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
+  const app = createApp(config, {
+    logger,
+    metrics,
+    ...(cluster.isWorker ? { metricsText: () => askPrimary<string>(METRICS) } : {}),
+    ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
+    ...(cluster.isWorker && storeKind(config.cache) === 'memory' ? { store: new ClusterStore() } : {}),
+  });
+  const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
+  // A count, not a Set of the responses: in a long-lived Set, responses outlived their end (docs/performance.md).
+  const inFlight: InFlight = { count: 0, onIdle: undefined };
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.count++;
+    res.once('close', () => {
+      if (--inFlight.count === 0) inFlight.onIdle?.();
+    });
+  });
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    const listenError = LISTEN_ERRORS.find((e) => e.code === error.code);
+    if (!listenError) throw error;
+    // In a cluster the primary says it, once for all workers.
+    if (!cluster.isWorker) process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
+    process.exit(listenError.exitCode);
+  });
+  server.listen(config.port, config.host, () => {
+    const { port } = server.address() as AddressInfo;
+    const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}/graphql`);
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
+    // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
+    server.close();
+    server.closeIdleConnections();
+    const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
+    if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');
+    server.closeAllConnections();
+    if (drained) {
+      await app.dispose(); // closes the upstream pools once their calls are done (none are)
+    } else {
+      // Past the deadline the callers are gone; do not wait on their upstream calls too.
+      void app.dispose();
+    }
+    await options.sandbox?.close();
+    logger.info('stopped');
+    options.flushLogs();
+    process.exit(0);
+  };
+  onStopSignals((signal) => void stop(signal));
+}
+
+/** Responses not yet closed, and who is told when there are none left. */
+interface InFlight {
+  count: number;
+  onIdle: (() => void) | undefined;
+}
+
+/** Resolves true once no response is in flight, or false when `deadlineMs` passes first. */
+function waitForDrain(inFlight: InFlight, deadlineMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (inFlight.count === 0) return resolve(true);
+    const deadline = setTimeout(() => resolve(false), deadlineMs);
+    // On the next turn, as before: the last 'close' may still have listeners to run.
+    inFlight.onIdle = () =>
+      setImmediate(() => {
+        clearTimeout(deadline);
+        resolve(true);
+      });
+  });
+}

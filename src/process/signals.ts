@@ -1,0 +1,25 @@
+import type { Config } from '../config.js';
+
+/** Exit codes when the port cannot be had; a worker's tells its primary why, which says it once and starts no other. */
+export const LISTEN_ERRORS = [
+  { code: 'EADDRINUSE', exitCode: 78 },
+  { code: 'EACCES', exitCode: 77 },
+] as const;
+
+/** The one line that says why the gateway cannot listen. */
+export function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number]['code']): string {
+  const where = `${config.host}:${config.port}`;
+  return code === 'EACCES'
+    ? `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`
+    : `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
+}
+
+/**
+ * SIGINT and SIGTERM, every time they come: Ctrl-C, systemd and npm signal the whole process
+ * group, so a worker gets the signal from the terminal and again from its primary (and the
+ * primary from npm or tsx as well). A one-shot listener would let the second one kill it.
+ */
+export function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

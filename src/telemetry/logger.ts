@@ -1,0 +1,37 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Config } from '../config.js';
+
+/**
+ * Paths the logger itself censors. The gateway never hands it headers, variables or
+ * bodies; this is the second line, for whatever a future log call might pass.
+ */
+export const REDACT_PATHS = [
+  'authorization',
+  'token',
+  '*.authorization',
+  '*.token',
+  'headers.authorization',
+  '*.headers.authorization',
+  'credencialesSol',
+  '*.credencialesSol',
+  'clave',
+  '*.clave',
+  'clave_usuario',
+  '*.clave_usuario',
+  'variables.credencialesSol',
+  '*.variables.credencialesSol',
+];
+
+/**
+ * Standard output through an asynchronous pino destination: one line per operation must not
+ * block on a write(2). Lines are gathered up to 4 KiB per write and flushed at least every
+ * 200 ms (docs/performance.md); call its `flushSync()` right before `process.exit()`.
+ */
+export function stdoutDestination() {
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 });
+}
+
+/** The process's logger, writing to `destination` (main passes `stdoutDestination()`). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
+}
