@@ -1,27 +1,31 @@
 import {
   Kind,
   getArgumentValues,
+  getNamedType,
   getOperationAST,
   getVariableValues,
+  isObjectType,
   type DocumentNode,
   type FieldNode,
+  type FragmentDefinitionNode,
   type GraphQLField,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { MAX_COMPROBANTES, MAX_RUCS, checkNumLicencia, checkRuc } from '../schema/validation.js';
+import { billingOf, type Billing } from '../schema/billed.js';
 
-/** A root field that can spend plan queries, with the argument that says how many. */
+/** A field of the operation that reaches the upstream, as its schema declaration (`billed`) says. */
 interface Term {
-  field: 'contribuyente' | 'contribuyentes' | 'contribuyenteDetalle' | 'licencia' | 'receipts';
   /** The field as written, and its definition: its arguments are read as the resolver gets them. */
   node: FieldNode;
   def: GraphQLField<unknown, unknown>;
-  /** The argument that names what is looked up or sent. */
-  arg: string;
-  /** A Contribuyente selection that asks for `detalle` anywhere in it. */
-  detalle: boolean;
+  billing: Billing;
+  /** The type it returns: fields that return the same type look each key up once between them. */
+  shares: string;
+  /** The billed field it is selected under, whose items it looks up again when it has no argument of its own. */
+  parent: Term | undefined;
 }
 
 /**
@@ -41,12 +45,13 @@ const plans = new WeakMap<DocumentNode, Map<string, Plan>>();
 
 /**
  * The most plan queries an operation could spend, from its document and variables, before
- * anything runs. It reads each argument as the resolver will get it (graphql-js's own
- * coercion: variables, their default values, inline literals, lists mixing both), and counts
- * what the resolvers would call, with the same rules: distinct trimmed keys (one call per key
- * per operation), invalid keys and oversized lists cost nothing (they fail locally), 1 per RUC
- * for /ruc and /ruc-sunat, 2 per licence, 1 per receipt. `@skip` and `@include` are ignored:
- * the bound stays an upper bound.
+ * anything runs: the sum, over the fields the schema declares with `@cost` (src/schema/billed.ts),
+ * of the weight times the items each looks up or sends. Each argument is read as the resolver
+ * will get it (graphql-js's own coercion: variables, their default values, inline literals,
+ * lists mixing both), with the resolvers' rules: keys that fail their check cost nothing (they
+ * fail locally), a list over its `max` costs nothing (refused whole), and a key is counted once
+ * for all the fields that return the same type (one call per key per operation). `@skip` and
+ * `@include` are ignored: the bound stays an upper bound.
  */
 export function estimateCost(
   schema: GraphQLSchema,
@@ -77,89 +82,76 @@ export function estimateCost(
 }
 
 function estimateTerms(terms: Term[], variables: Record<string, unknown>): number {
-  const ruc = new Set<string>();
-  const rucSunat = new Set<string>();
-  const licencias = new Set<string>();
-  let receipts = 0;
+  const shared = new Map<string, { weight: number; keys: Set<string> }>();
+  const itemsOf = new Map<Term, readonly unknown[]>();
+  let total = 0;
+  // Parents come before the fields selected under them.
   for (const term of terms) {
-    let value: unknown;
-    try {
-      value = getArgumentValues(term.def, term.node, variables)[term.arg];
-    } catch {
-      continue; // the field fails before its resolver runs
+    const { billing } = term;
+    let items: readonly unknown[];
+    if (billing.argument === undefined) {
+      items = term.parent ? (itemsOf.get(term.parent) ?? []) : [undefined];
+    } else {
+      let value: unknown;
+      try {
+        value = getArgumentValues(term.def, term.node, variables)[billing.argument];
+      } catch {
+        itemsOf.set(term, []);
+        continue; // the field fails before its resolver runs
+      }
+      // One item given where a list is expected is a list of one, as graphql-js coerces it.
+      items = !billing.list ? [value] : Array.isArray(value) ? value : value == null ? [] : [value];
+      if (billing.max !== undefined && items.length > billing.max) items = [];
     }
-    switch (term.field) {
-      case 'contribuyente':
-      case 'contribuyentes': {
-        const keys = term.field === 'contribuyente' ? rucsOf(value, 1) : rucsOf(value, MAX_RUCS);
-        for (const k of keys) ruc.add(k);
-        if (term.detalle) for (const k of keys) rucSunat.add(k);
-        break;
-      }
-      case 'contribuyenteDetalle':
-        for (const k of rucsOf(value, 1)) rucSunat.add(k);
-        break;
-      case 'licencia': {
-        const checked = typeof value === 'string' ? checkNumLicencia(value) : undefined;
-        if (checked?.ok) licencias.add(checked.value);
-        break;
-      }
-      case 'receipts': {
-        // One receipt given where a list is expected is a list of one, as graphql-js coerces it.
-        const list = Array.isArray(value) ? value : value == null ? [] : [value];
-        if (list.length <= MAX_COMPROBANTES) receipts += list.length;
-        break;
-      }
+    if (!billing.key) {
+      itemsOf.set(term, items);
+      total += billing.weight * items.length;
+      continue;
     }
+    const keys: string[] = [];
+    for (const item of items) {
+      const checked = typeof item === 'string' ? billing.key(item) : undefined;
+      if (checked?.ok) keys.push(checked.value);
+    }
+    itemsOf.set(term, keys);
+    let group = shared.get(term.shares);
+    if (!group) shared.set(term.shares, (group = { weight: billing.weight, keys: new Set() }));
+    group.weight = Math.max(group.weight, billing.weight);
+    for (const key of keys) group.keys.add(key);
   }
-  return ruc.size + rucSunat.size + 2 * licencias.size + receipts;
+  for (const group of shared.values()) total += group.weight * group.keys.size;
+  return total;
 }
 
-/** The valid RUCs of one value or list, or none when the list is over `max` (refused whole). */
-function rucsOf(value: unknown, max: number): string[] {
-  const list = Array.isArray(value) ? value : [value];
-  const keys: string[] = [];
-  if (list.length > max) return keys;
-  for (const v of list) {
-    if (typeof v !== 'string') continue;
-    const checked = checkRuc(v);
-    if (checked.ok) keys.push(checked.value);
-  }
-  return keys;
-}
-
-/** The argument of each root field that reaches the upstream. */
-const ROOT_TERMS: Record<string, { field: Term['field']; arg: string }> = {
-  contribuyente: { field: 'contribuyente', arg: 'ruc' },
-  contribuyentes: { field: 'contribuyentes', arg: 'rucs' },
-  contribuyenteDetalle: { field: 'contribuyenteDetalle', arg: 'ruc' },
-  licencia: { field: 'licencia', arg: 'numLicencia' },
-  validarComprobantes: { field: 'receipts', arg: 'comprobantes' },
-  validarComprobantesTexto: { field: 'receipts', arg: 'comprobantes' },
-};
-
-/** The operation's root fields that reach the upstream, through fragments, with their definitions. */
+/** The operation's billed fields, at any depth and through fragments, each under the billed field it is selected in. */
 function planOf(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): Term[] {
   const root = schema.getRootType(operation.operation);
   if (!root) return [];
-  const rootFields = root.getFields();
-  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const terms: Term[] = [];
 
-  /** Fields of a selection set, through fragments, each fragment once per path. */
-  const fieldsOf = (set: SelectionSetNode | undefined, seen: Set<string> = new Set()): FieldNode[] =>
-    (set?.selections ?? []).flatMap((s) => {
-      if (s.kind === Kind.FIELD) return [s];
-      if (s.kind === Kind.INLINE_FRAGMENT) return fieldsOf(s.selectionSet, seen);
-      if (seen.has(s.name.value)) return [];
-      const fragment = fragments.get(s.name.value);
-      return fragment ? fieldsOf(fragment.selectionSet, new Set(seen).add(s.name.value)) : [];
-    });
-  const wantsDetalle = (field: FieldNode) => fieldsOf(field.selectionSet).some((f) => f.name.value === 'detalle');
-
-  return fieldsOf(operation.selectionSet).flatMap((node): Term[] => {
-    const known = ROOT_TERMS[node.name.value];
-    const def = rootFields[node.name.value];
-    if (!known || !def) return [];
-    return [{ ...known, node, def, detalle: wantsDetalle(node) }];
-  });
+  /** Each fragment once per path, so that a cycle (refused by validation anyway) cannot loop. */
+  const visit = (set: SelectionSetNode, type: GraphQLObjectType, parent: Term | undefined, seen: ReadonlySet<string>): void => {
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        const def = type.getFields()[s.name.value];
+        if (!def) continue;
+        const billing = billingOf(def);
+        const named = getNamedType(def.type);
+        const term = billing ? { node: s, def, billing, shares: named.name, parent } : undefined;
+        if (term) terms.push(term);
+        if (s.selectionSet && isObjectType(named)) visit(s.selectionSet, named, term ?? parent, seen);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) {
+        const on = s.typeCondition ? schema.getType(s.typeCondition.name.value) : type;
+        if (isObjectType(on)) visit(s.selectionSet, on, parent, seen);
+      } else if (!seen.has(s.name.value)) {
+        const fragment = fragments.get(s.name.value);
+        const on = fragment && schema.getType(fragment.typeCondition.name.value);
+        if (fragment && isObjectType(on)) visit(fragment.selectionSet, on, parent, new Set(seen).add(s.name.value));
+      }
+    }
+  };
+  visit(operation.selectionSet, root, undefined, new Set());
+  return terms;
 }

@@ -1,3 +1,4 @@
+import { PLAN_COST } from '../upstream/billing.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -93,8 +94,8 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-/** Plan cost of each operation (spec 8). Batch cost is per receipt. */
-const COST: Record<string, number> = { '/ruc': 1, '/ruc-sunat': 1, '/licencia-conducir': 2 };
+/** Plan cost of each lookup (spec 8); the batches cost PLAN_COST.receipt per receipt. */
+const COST: Record<string, number> = PLAN_COST;
 const LEGACY_PREFIX = '/api';
 const MAX_BODY = 1024 * 1024;
 
@@ -215,7 +216,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     if (receipts.some((r) => r === undefined)) return fail(400, 'invalid_input', 'Comprobante con formato incorrecto');
     const issuerTrigger = receipts.map((r) => TRIGGER_BY_KEY.get(r!.ruc_emisor)).find((n) => n && n !== 'notFound');
     const answer = (): Answer => {
-      const refused = charge(token, receipts.length);
+      const refused = charge(token, PLAN_COST.receipt * receipts.length);
       if (refused) return refused;
       const comprobantes = receipts.map((r) => ({
         serie_documento: r!.serie_documento,
@@ -281,7 +282,10 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
     if (!plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
     const list = (body as { comprobantes?: unknown } | null)?.comprobantes;
-    const injected = fault(auth[1]!, op.startsWith('/validacion') ? (Array.isArray(list) ? list.length : 0) : COST[op]!);
+    const injected = fault(
+      auth[1]!,
+      op.startsWith('/validacion') ? PLAN_COST.receipt * (Array.isArray(list) ? list.length : 0) : COST[op]!,
+    );
     if (injected) return injected;
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');

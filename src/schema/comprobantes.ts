@@ -1,6 +1,8 @@
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
-import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
+import { PLAN_COST } from '../upstream/billing.js';
+import { MAX_COMPROBANTES, checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
+import { billed } from './billed.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
@@ -71,19 +73,24 @@ const ValidacionComprobantes = builder.objectRef<ValidacionRecord>('ValidacionCo
   }),
 });
 
+/** Both batches: every receipt sent is billed, up to the most one call takes. */
+const RECEIPTS = { weight: PLAN_COST.receipt, argument: 'comprobantes', list: true, max: MAX_COMPROBANTES, per: 'comprobante' };
+
 builder.mutationFields((t) => ({
   validarComprobantes: t.field({
     type: ValidacionComprobantes,
     nullable: true,
-    description: 'Valida hasta 100 comprobantes. REST: POST /validacion-multiple-cpe. Costo: 1 consulta por comprobante.',
+    ...billed(`Valida hasta ${MAX_COMPROBANTES} comprobantes. REST: POST /validacion-multiple-cpe.`, RECEIPTS),
     args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a 100 comprobantes.' }) },
     resolve: (_root, { comprobantes }, ctx) => ctx.upstream.validarComprobantes(valid(checkComprobantes(comprobantes)), ctx.call),
   }),
   validarComprobantesTexto: t.field({
     type: ValidacionComprobantes,
     nullable: true,
-    description:
-      "Igual, con cada comprobante como texto 'ruc|tipo|serie|numero|fecha|total'. REST: POST /validacion-multiple-cpe-v2. Costo: 1 consulta por comprobante.",
+    ...billed(
+      "Igual, con cada comprobante como texto 'ruc|tipo|serie|numero|fecha|total'. REST: POST /validacion-multiple-cpe-v2.",
+      RECEIPTS,
+    ),
     args: {
       comprobantes: t.arg.stringList({ required: true, description: "De 1 a 100 líneas 'ruc|tipo|serie|numero|fecha|total'." }),
       credencialesSol: t.arg({ type: CredencialesSolInput, required: false, description: 'Credenciales SOL de la empresa (opcional).' }),

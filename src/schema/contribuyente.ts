@@ -1,4 +1,6 @@
 import { gatewayError } from '../errors.js';
+import { PLAN_COST } from '../upstream/billing.js';
+import { billed } from './billed.js';
 import type { RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
@@ -49,8 +51,10 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
     detalle: t.field({
       type: ContribuyenteDetalle,
       nullable: true,
-      description:
-        'La ficha detallada del mismo RUC (REST: POST /ruc-sunat, 1 consulta; compartida con `contribuyenteDetalle` en la misma operación).',
+      ...billed(
+        'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
+        { weight: PLAN_COST['/ruc-sunat'], key: checkRuc },
+      ),
       resolve: (r, _args, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))),
     }),
   }),
@@ -60,15 +64,21 @@ builder.queryFields((t) => ({
   contribuyente: t.field({
     type: Contribuyente,
     nullable: true,
-    description: 'Resumen del contribuyente (padrón reducido de SUNAT). REST: POST /ruc. Costo: 1 consulta.',
+    ...billed('Resumen del contribuyente (padrón reducido de SUNAT). REST: POST /ruc.', {
+      weight: PLAN_COST['/ruc'],
+      argument: 'ruc',
+      key: checkRuc,
+    }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos (10, 15, 16, 17 o 20 + dígito verificador).' }) },
     resolve: (_root, { ruc }, ctx) => ctx.loaders.ruc.load(valid(checkRuc(ruc))),
   }),
   contribuyentes: t.field({
     type: [Contribuyente],
     nullable: { list: false, items: true },
-    description:
-      'Varios contribuyentes en una llamada (hasta 100 RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto. Costo: 1 consulta por RUC distinto.',
+    ...billed(
+      `Varios contribuyentes en una llamada (hasta ${MAX_RUCS} RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto.`,
+      { weight: PLAN_COST['/ruc'], argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
+    ),
     args: {
       rucs: t.arg.stringList({
         required: true,
@@ -87,7 +97,11 @@ builder.queryFields((t) => ({
   contribuyenteDetalle: t.field({
     type: ContribuyenteDetalle,
     nullable: true,
-    description: 'Ficha detallada (SUNAT, con respaldo de un proveedor de facturación). REST: POST /ruc-sunat. Costo: 1 consulta.',
+    ...billed('Ficha detallada (SUNAT, con respaldo de un proveedor de facturación). REST: POST /ruc-sunat.', {
+      weight: PLAN_COST['/ruc-sunat'],
+      argument: 'ruc',
+      key: checkRuc,
+    }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos.' }) },
     resolve: (_root, { ruc }, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(ruc))),
   }),

@@ -1,4 +1,6 @@
+import { PLAN_COST } from '../upstream/billing.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
+import { billed } from './billed.js';
 import { checkNumLicencia } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
@@ -19,8 +21,11 @@ builder.queryFields((t) => ({
   licencia: t.field({
     type: LicenciaConducir,
     nullable: true,
-    description:
-      'Titular de una licencia de conducir. REST: POST /licencia-conducir. Costo: 2 consultas. No disponible en el plan gratuito.',
+    ...billed('Titular de una licencia de conducir (no disponible en el plan gratuito). REST: POST /licencia-conducir.', {
+      weight: PLAN_COST['/licencia-conducir'],
+      argument: 'numLicencia',
+      key: checkNumLicencia,
+    }),
     args: { numLicencia: t.arg.string({ required: true, description: 'Número de licencia, p. ej. Q12345678.' }) },
     resolve: (_root, { numLicencia }, ctx) => ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))),
   }),

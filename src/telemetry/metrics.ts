@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PLAN_COST } from '../upstream/billing.js';
 import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
 
 /** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
@@ -59,7 +60,9 @@ export class Metrics {
   });
   readonly #queries = new Counter({
     name: 'gateway_plan_queries_total',
-    help: 'Plan queries spent upstream (1 per /ruc or /ruc-sunat, 2 per licence, 1 per receipt)',
+    help: `Plan queries spent upstream (${Object.entries(PLAN_COST)
+      .map(([what, queries]) => `${queries} per ${what}`)
+      .join(', ')})`,
     labelNames: ['path'] as const,
     registers: [this.registry],
   });

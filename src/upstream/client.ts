@@ -1,3 +1,4 @@
+import { PLAN_COST } from './billing.js';
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
 import { DEFAULT_BREAKER, createBreaker, isOriginFailure, stateName, type BreakerOptions, type BreakerState } from './breaker.js';
@@ -110,27 +111,36 @@ export class UpstreamClient {
     if (options.fallbackUrl) this.#routes.push(route('fallback', options.fallbackUrl));
   }
 
-  /** POST /ruc: summary record. Costs 1 query. */
+  /** POST /ruc: summary record. */
   ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
-    return this.#lookup({ path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: 1, isOther: (r) => r.ruc.trim() !== ruc }, ctx);
-  }
-
-  /** POST /ruc-sunat: detailed record. Costs 1 query. */
-  rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
     return this.#lookup(
-      { path: '/ruc-sunat', body: { ruc }, schema: RucSunatRecordSchema, cost: 1, isOther: (r) => r.ruc.trim() !== ruc },
+      { path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: PLAN_COST['/ruc'], isOther: (r) => r.ruc.trim() !== ruc },
       ctx,
     );
   }
 
-  /** POST /licencia-conducir: licence holder. Costs 2 queries. */
+  /** POST /ruc-sunat: detailed record. */
+  rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
+    return this.#lookup(
+      {
+        path: '/ruc-sunat',
+        body: { ruc },
+        schema: RucSunatRecordSchema,
+        cost: PLAN_COST['/ruc-sunat'],
+        isOther: (r) => r.ruc.trim() !== ruc,
+      },
+      ctx,
+    );
+  }
+
+  /** POST /licencia-conducir: licence holder. */
   licencia(numLicencia: string, ctx: CallContext): Promise<LicenciaRecord> {
     return this.#lookup(
       {
         path: '/licencia-conducir',
         body: { num_licencia: numLicencia },
         schema: LicenciaRecordSchema,
-        cost: 2,
+        cost: PLAN_COST['/licencia-conducir'],
         // The service may spell the number in another case; any other difference is another licence.
         isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
       },
@@ -138,10 +148,15 @@ export class UpstreamClient {
     );
   }
 
-  /** POST /validacion-multiple-cpe: 1 query per receipt. */
+  /** POST /validacion-multiple-cpe: billed per receipt. */
   validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: CallContext): Promise<ValidacionRecord> {
     return this.#batch(
-      { path: '/validacion-multiple-cpe', body: { comprobantes }, schema: ValidacionRecordSchema, cost: comprobantes.length },
+      {
+        path: '/validacion-multiple-cpe',
+        body: { comprobantes },
+        schema: ValidacionRecordSchema,
+        cost: PLAN_COST.receipt * comprobantes.length,
+      },
       ctx,
     );
   }
@@ -158,7 +173,10 @@ export class UpstreamClient {
       body['sol_usuario'] = credenciales.usuario;
       body['clave_usuario'] = credenciales.clave;
     }
-    return this.#batch({ path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: lineas.length }, ctx);
+    return this.#batch(
+      { path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length },
+      ctx,
+    );
   }
 
   /** Breaker state of each origin, for readiness checks. */

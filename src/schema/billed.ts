@@ -1,0 +1,84 @@
+import { GraphQLBoolean, GraphQLDirective, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLString, DirectiveLocation } from 'graphql';
+import type { Checked } from './validation.js';
+
+/**
+ * The cost directives of the GraphQL cost directive specification, in the form Apollo Router's
+ * and Hive Gateway's demand control read them: `weight` an Int (the specification writes a
+ * String; Apollo's Int is what the gateways in use parse).
+ */
+export const costDirectives = [
+  new GraphQLDirective({
+    name: 'cost',
+    description: 'Consultas del plan que cuesta cada elemento que el campo consulta o envía al servicio.',
+    locations: [
+      DirectiveLocation.ARGUMENT_DEFINITION,
+      DirectiveLocation.ENUM,
+      DirectiveLocation.FIELD_DEFINITION,
+      DirectiveLocation.INPUT_FIELD_DEFINITION,
+      DirectiveLocation.OBJECT,
+      DirectiveLocation.SCALAR,
+    ],
+    args: { weight: { type: new GraphQLNonNull(GraphQLInt) } },
+  }),
+  new GraphQLDirective({
+    name: 'listSize',
+    description: 'El argumento cuya lista dice cuántos elementos consulta o envía el campo.',
+    locations: [DirectiveLocation.FIELD_DEFINITION],
+    args: {
+      assumedSize: { type: GraphQLInt },
+      slicingArguments: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)) },
+      sizedFields: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)) },
+      requireOneSlicingArgument: { type: GraphQLBoolean, defaultValue: true },
+    },
+  }),
+];
+
+/** The directives' arguments, for the builder's `Directives` type. */
+export type CostDirectives = {
+  cost: { locations: 'FIELD_DEFINITION'; args: { weight: number } };
+  listSize: { locations: 'FIELD_DEFINITION'; args: { slicingArguments: string[] } };
+};
+
+/** How a field that reaches the upstream spends plan queries: what `billed` declares, and the cost limit reads. */
+export interface Billing {
+  /** Plan queries per item looked up or sent (from PLAN_COST). */
+  weight: number;
+  /**
+   * The argument that holds the item or, with `list`, the items. Absent: the items of the field
+   * it is selected under (the same document, looked up again elsewhere).
+   */
+  argument?: string;
+  /** The argument is a list, printed as `@listSize(slicingArguments: [argument])`. */
+  list?: boolean;
+  /** A list longer than this is refused whole, before any call. */
+  max?: number;
+  /**
+   * Checks and normalizes one item: an invalid item fails locally and costs nothing, and a
+   * normalized item is looked up once per operation for every field returning the same type.
+   * Without it, every item sent counts.
+   */
+  key?: (value: string) => Checked<string>;
+  /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
+  per?: string;
+}
+
+/**
+ * Options for a Pothos field that reaches the upstream: its description ending in what it
+ * costs, its `@cost` (and `@listSize`), and what the cost limit needs.
+ */
+export function billed(description: string, billing: Billing) {
+  const queries = `${billing.weight} ${billing.weight === 1 ? 'consulta' : 'consultas'}`;
+  return {
+    description: `${description} Costo: ${queries}${billing.per ? ` por ${billing.per}` : ''}.`,
+    directives: {
+      cost: { weight: billing.weight },
+      ...(billing.list && billing.argument ? { listSize: { slicingArguments: [billing.argument] } } : {}),
+    },
+    extensions: { billing },
+  };
+}
+
+/** The declaration of a field, when it reaches the upstream. */
+export function billingOf(field: { extensions?: Readonly<Record<string, unknown>> | null }): Billing | undefined {
+  return field.extensions?.['billing'] as Billing | undefined;
+}

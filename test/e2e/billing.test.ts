@@ -1,0 +1,104 @@
+import { getNamedType, isLeafType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.js';
+import { billingOf } from '../../src/schema/billed.js';
+import { printedSchema } from '../../src/schema/print.js';
+import { PLAN_COST } from '../../src/upstream/billing.js';
+import { RECEIPT, startStack, type Stack } from '../helpers.js';
+
+/**
+ * Every field that reaches the upstream declares its plan cost in the schema (`billed`, printed
+ * as @cost and @listSize): each field of the schema is asked for through the gateway, alone
+ * under its root field, and the sandbox's record says whether it made calls of its own.
+ */
+
+/** A value for each argument, by `Type.field.argument`, else by argument name: a new required argument needs one here. */
+const SAMPLES: Record<string, unknown> = {
+  ruc: '20100123453',
+  rucs: ['20100123453', '20501234568'],
+  numLicencia: 'Q46779354',
+  'Mutation.validarComprobantes.comprobantes': [RECEIPT],
+  'Mutation.validarComprobantesTexto.comprobantes': ['20100123453|01|F001|1|2024-01-15|118.00'],
+};
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+interface Probe {
+  calls: number;
+  queries: number;
+  estimated: number;
+}
+
+/** Runs `root(args) { selection }` and reports the calls the sandbox saw, and the cost the gateway reported. */
+async function probe(kind: 'query' | 'mutation', root: GraphQLField<unknown, unknown>, selection: string): Promise<Probe> {
+  const variables: Record<string, unknown> = {};
+  const declared: string[] = [];
+  const passed: string[] = [];
+  for (const arg of root.args) {
+    const sample = SAMPLES[`${kind === 'query' ? 'Query' : 'Mutation'}.${root.name}.${arg.name}`] ?? SAMPLES[arg.name];
+    if (sample === undefined) {
+      expect(String(arg.type).endsWith('!'), `no sample for the required argument ${root.name}(${arg.name})`).toBe(false);
+      continue;
+    }
+    variables[arg.name] = sample;
+    declared.push(`$${arg.name}: ${String(arg.type)}`);
+    passed.push(`${arg.name}: $${arg.name}`);
+  }
+  const document = `${kind} Probe${declared.length ? `(${declared.join(', ')})` : ''} { ${root.name}${passed.length ? `(${passed.join(', ')})` : ''}${selection} }`;
+  const before = stack.sandbox.calls.length;
+  const { body } = await stack.gql(document, variables);
+  expect(body.errors, document).toBeUndefined();
+  const cost = body.extensions?.['cost'] as { queries: number; estimated: number };
+  return { calls: stack.sandbox.calls.length - before, queries: cost.queries, estimated: cost.estimated };
+}
+
+/** The selection of `field` that reaches nothing below it: itself for a leaf, `{ __typename }` under it otherwise. */
+const alone = (field: GraphQLField<unknown, unknown>) =>
+  isLeafType(getNamedType(field.type)) ? field.name : `${field.name} { __typename }`;
+
+describe('plan costs are declared where the fields are', () => {
+  const roots = [
+    ['query', schema.getQueryType()!],
+    ['mutation', schema.getMutationType()!],
+  ] as const;
+
+  for (const [kind, type] of roots) {
+    for (const root of Object.values(type.getFields())) {
+      it(`${type.name}.${root.name} and every field below it`, async () => {
+        const own = await probe(kind, root, ' { __typename }');
+        if (own.calls > 0) expect(billingOf(root), `${type.name}.${root.name} calls the upstream without @cost`).toBeDefined();
+        expect(own.estimated).toBeGreaterThanOrEqual(own.queries);
+
+        // Each field of what it returns, one level down and further, alone: calls beyond its parent's are the field's.
+        const walk = async (parent: GraphQLObjectType, path: string[], parentCalls: number): Promise<void> => {
+          for (const field of Object.values(parent.getFields())) {
+            const nested = [...path, alone(field)].reduceRight((inner, outer, i) => (i === path.length ? outer : `${outer} { ${inner} }`));
+            const seen = await probe(kind, root, ` { ${nested} }`);
+            if (seen.calls > parentCalls) {
+              expect(billingOf(field), `${parent.name}.${field.name} calls the upstream without @cost`).toBeDefined();
+            }
+            expect(seen.estimated, `${parent.name}.${field.name}`).toBeGreaterThanOrEqual(seen.queries);
+            const named = getNamedType(field.type);
+            if (isObjectType(named) && path.length < 3) await walk(named, [...path, field.name], seen.calls);
+          }
+        };
+        const returned = getNamedType(root.type);
+        if (isObjectType(returned)) await walk(returned, [], own.calls);
+      });
+    }
+  }
+
+  it('prints them as the cost directive specification writes them, with the weights of PLAN_COST', () => {
+    const sdl = printedSchema();
+    expect(sdl).toContain(`): LicenciaConducir @cost(weight: ${PLAN_COST['/licencia-conducir']})`);
+    expect(sdl).toContain(`): [Contribuyente]! @cost(weight: ${PLAN_COST['/ruc']}) @listSize(slicingArguments: ["rucs"])`);
+    expect(sdl).toContain(`detalle: ContribuyenteDetalle @cost(weight: ${PLAN_COST['/ruc-sunat']})`);
+    expect(sdl).toMatch(/directive @cost\(weight: Int!\)/);
+  });
+});
