@@ -51,26 +51,20 @@ export interface App {
 
 /**
  * The Yoga app over the REST client, and its fast path; no socket, so tests and main both
- * mount it with `createHttpServer`. `config.upstreamUrl` must be set (main points it at the
+ * mount it with `createHttpServer`. `config.upstream.baseUrl` must be set (main points it at the
  * sandbox when it is not).
  */
 export function createApp(config: Config, options: AppOptions): App {
-  if (!config.upstreamUrl) throw new TypeError('createApp needs config.upstreamUrl');
+  const { baseUrl } = config.upstream;
+  if (!baseUrl) throw new TypeError('createApp needs config.upstream.baseUrl');
   const logger = options.logger;
   const metrics = options.metrics ?? new Metrics();
   const tracing = options.tracing ?? (config.otelEndpoint ? Tracing.otlp(config.otelEndpoint) : undefined);
   const upstream =
     options.upstream ??
     new UpstreamClient({
-      baseUrl: config.upstreamUrl,
-      fallbackUrl: config.upstreamFallbackUrl,
-      timeoutMs: config.upstreamTimeoutMs,
-      connections: config.upstreamConnections,
-      callerShare: config.upstreamTokenShare,
-      batchTimeoutMs: config.upstreamBatchTimeoutMs,
-      retries: config.upstreamRetries,
-      deadlineMs: config.upstreamDeadlineMs,
-      breaker: config.breaker,
+      ...config.upstream,
+      baseUrl,
       onCall: (call) => metrics.upstreamCall(call),
       onBreakerChange: (change) => {
         metrics.breaker(change.origin, change.state);
@@ -139,7 +133,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const done = <P extends Plugin>(plugin: P): P => (replicated.add(plugin), plugin);
   const yoga = createYoga<Record<string, never>, Context>({
     schema,
-    context: createContextFactory({ upstream, lookups, concurrency: config.upstreamConcurrency, logger, tracing }),
+    context: createContextFactory({ upstream, lookups, concurrency: config.requestConcurrency, logger, tracing }),
     graphqlEndpoint,
     landingPage: false,
     // Our /health answers with JSON (src/health.ts); Yoga's own stays out of the way.

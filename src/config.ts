@@ -10,166 +10,172 @@ const millisLong = z.coerce
   .min(1)
   .max(30 * 24 * 3600_000);
 
-const EnvSchema = z
-  .object({
-    /** @default 4000 */
-    PORT: port.default(4000),
-    /** @default '0.0.0.0' */
-    HOST: z.string().min(1).default('0.0.0.0'),
-    /** Base URL of the REST service; may carry a path prefix (`https://apiperu.dev/api`). Unset: the built-in sandbox. */
-    UPSTREAM_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_URL debe ser una URL http(s)' }).optional(),
-    /** @default 10000 */
-    UPSTREAM_TIMEOUT_MS: millis.default(10_000),
-    /** @default 60000 */
-    UPSTREAM_BATCH_TIMEOUT_MS: millis.default(60_000),
-    /** Connections to each upstream origin, opened as demand needs them. @default 1024 */
-    UPSTREAM_CONNECTIONS: count.min(1).max(65_536).default(1024),
-    /** Upstream calls one token may have in flight at once, across its requests; past it, OVERLOADED. @default 256 */
-    UPSTREAM_TOKEN_SHARE: count.min(1).max(65_536).default(256),
-    /** How many upstream calls one request may have in flight at once. @default 8 */
-    UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
-    /** Where lookups go when the primary is unavailable. @default unset */
-    UPSTREAM_FALLBACK_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_FALLBACK_URL debe ser una URL http(s)' }).optional(),
-    /** Retries of a lookup whose failure is retryable. @default 2 */
-    UPSTREAM_RETRIES: count.max(10).default(2),
-    /** One deadline over all attempts of a lookup. @default 15000 */
-    UPSTREAM_DEADLINE_MS: millis.default(15_000),
-    /** Percentage of an origin's calls in the window that must fail for its breaker to open (more than this). @default 50 */
-    BREAKER_FAILURE_PERCENT: z.coerce.number().gt(0).lt(100).default(50),
-    /** Calls an origin must have had in the window before its breaker may open at all. @default 20 */
-    BREAKER_MIN_CALLS: count.min(1).max(1_000_000).default(20),
-    /** The sliding window over which the breaker counts calls and failures. @default 10000 */
-    BREAKER_WINDOW_MS: millis.min(1000).default(10_000),
-    /** How long an open breaker refuses calls before one probe. @default 10000 */
-    BREAKER_COOLDOWN_MS: millis.default(10_000),
-    /** Depth of a selection, introspection aside; ours nest 3 deep at most. @default 6 */
-    MAX_DEPTH: count.min(1).max(100).default(6),
-    /** @default 20 */
-    MAX_ALIASES: count.max(1000).default(20),
-    /** @default 3000 */
-    MAX_TOKENS: count.min(10).max(1_000_000).default(3000),
-    /** @default 10 */
-    MAX_DIRECTIVES: count.max(1000).default(10),
-    /** Largest request body; a larger one gets HTTP 413. @default 102400 */
-    MAX_BODY_BYTES: count
-      .min(1024)
-      .max(100 * 1024 * 1024)
-      .default(100 * 1024),
-    /** GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at once. @default 2048 */
-    MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
-    /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */
-    HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
-    /** A request's body must arrive within it, or 408 REQUEST_TIMEOUT. @default 15000 */
-    HTTP_REQUEST_TIMEOUT_MS: millis.default(15_000),
-    /** node:http's keepAliveTimeout: an idle keep-alive connection is closed after it. @default 5000 */
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
-    /** Most plan queries one operation may be able to spend. @default 100 */
-    MAX_OPERATION_COST: count.min(1).default(100),
-    /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
-    CORS_ORIGINS: z.string().default('*'),
-    /** `off` keeps no answers (every lookup asks the upstream again); calls in flight are still shared (COALESCE). @default 'on' */
-    CACHE: z.enum(['on', 'off']).default('on'),
-    /** `off`: concurrent identical lookups each make their own call instead of sharing one. @default 'on' */
-    COALESCE: z.enum(['on', 'off']).default('on'),
-    /** @default 21600000 (6 h) */
-    CACHE_TTL_RUC_MS: millisLong.default(6 * 3600_000),
-    /** @default 21600000 (6 h) */
-    CACHE_TTL_RUC_SUNAT_MS: millisLong.default(6 * 3600_000),
-    /** @default 86400000 (24 h) */
-    CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
-    /** @default 600000 (10 min) */
-    CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
-    /** @default 10000 */
-    CACHE_MAX_ENTRIES: count.min(1).default(10_000),
-    /** @default 52428800 (50 MiB) */
-    CACHE_MAX_BYTES: count.min(1024).default(50 * 1024 * 1024),
-    /** Shared cache for every instance. @default unset (an in-memory LRU per process) */
-    REDIS_URL: z.url({ protocol: /^rediss?$/, message: 'REDIS_URL debe ser redis:// o rediss://' }).optional(),
-    /** Secret of the HMAC that stands for the token in cache keys. @default unset */
-    CACHE_KEY_SECRET: z.string().min(16, 'CACHE_KEY_SECRET debe tener al menos 16 caracteres').optional(),
-    /** Processes sharing the port (node:cluster). @default one per core */
-    WORKERS: count.min(1).max(64).optional(),
-    /** How long shutdown waits for operations in flight. @default 10000 */
-    SHUTDOWN_TIMEOUT_MS: millis.default(10_000),
-    /** @default 'info' */
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
-    /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
-    HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
-    /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
-    OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  })
-  .superRefine((env, ctx) => {
-    if (env.NODE_ENV === 'production' && !env.UPSTREAM_URL) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['UPSTREAM_URL'],
-        message:
-          'NODE_ENV=production requires UPSTREAM_URL (for example https://api.apiperu.dev); the built-in sandbox serves sample data only',
-      });
-    }
-  });
+/**
+ * The public environment: every variable the gateway reads, its rule and its default, stated
+ * once. The README's table lists exactly these (test/config.test.ts holds the two alike).
+ */
+export const EnvSchema = z.object({
+  /** @default 4000 */
+  PORT: port.default(4000),
+  /** @default '0.0.0.0' */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Base URL of the REST service; may carry a path prefix (`https://apiperu.dev/api`). Unset: the built-in sandbox. */
+  UPSTREAM_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_URL debe ser una URL http(s)' }).optional(),
+  /** @default 10000 */
+  UPSTREAM_TIMEOUT_MS: millis.default(10_000),
+  /** @default 60000 */
+  UPSTREAM_BATCH_TIMEOUT_MS: millis.default(60_000),
+  /** Connections to each upstream origin, opened as demand needs them. @default 1024 */
+  UPSTREAM_CONNECTIONS: count.min(1).max(65_536).default(1024),
+  /** Upstream calls one token may have in flight at once, across its requests; past it, OVERLOADED. @default 256 */
+  UPSTREAM_TOKEN_SHARE: count.min(1).max(65_536).default(256),
+  /** How many upstream calls one request may have in flight at once. @default 8 */
+  UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  /** Where lookups go when the primary is unavailable. @default unset */
+  UPSTREAM_FALLBACK_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_FALLBACK_URL debe ser una URL http(s)' }).optional(),
+  /** Retries of a lookup whose failure is retryable. @default 2 */
+  UPSTREAM_RETRIES: count.max(10).default(2),
+  /** One deadline over all attempts of a lookup. @default 15000 */
+  UPSTREAM_DEADLINE_MS: millis.default(15_000),
+  /** Percentage of an origin's calls in the window that must fail for its breaker to open (more than this). @default 50 */
+  BREAKER_FAILURE_PERCENT: z.coerce.number().gt(0).lt(100).default(50),
+  /** Calls an origin must have had in the window before its breaker may open at all. @default 20 */
+  BREAKER_MIN_CALLS: count.min(1).max(1_000_000).default(20),
+  /** The sliding window over which the breaker counts calls and failures. @default 10000 */
+  BREAKER_WINDOW_MS: millis.min(1000).default(10_000),
+  /** How long an open breaker refuses calls before one probe. @default 10000 */
+  BREAKER_COOLDOWN_MS: millis.default(10_000),
+  /** Depth of a selection, introspection aside; ours nest 3 deep at most. @default 6 */
+  MAX_DEPTH: count.min(1).max(100).default(6),
+  /** @default 20 */
+  MAX_ALIASES: count.max(1000).default(20),
+  /** @default 3000 */
+  MAX_TOKENS: count.min(10).max(1_000_000).default(3000),
+  /** @default 10 */
+  MAX_DIRECTIVES: count.max(1000).default(10),
+  /** Largest request body; a larger one gets HTTP 413. @default 102400 */
+  MAX_BODY_BYTES: count
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(100 * 1024),
+  /** GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at once. @default 2048 */
+  MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
+  /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */
+  HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
+  /** A request's body must arrive within it, or 408 REQUEST_TIMEOUT. @default 15000 */
+  HTTP_REQUEST_TIMEOUT_MS: millis.default(15_000),
+  /** node:http's keepAliveTimeout: an idle keep-alive connection is closed after it. @default 5000 */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
+  /** Most plan queries one operation may be able to spend. @default 100 */
+  MAX_OPERATION_COST: count.min(1).default(100),
+  /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
+  CORS_ORIGINS: z.string().default('*'),
+  /** `off` keeps no answers (every lookup asks the upstream again); calls in flight are still shared (COALESCE). @default 'on' */
+  CACHE: z.enum(['on', 'off']).default('on'),
+  /** `off`: concurrent identical lookups each make their own call instead of sharing one. @default 'on' */
+  COALESCE: z.enum(['on', 'off']).default('on'),
+  /** @default 21600000 (6 h) */
+  CACHE_TTL_RUC_MS: millisLong.default(6 * 3600_000),
+  /** @default 21600000 (6 h) */
+  CACHE_TTL_RUC_SUNAT_MS: millisLong.default(6 * 3600_000),
+  /** @default 86400000 (24 h) */
+  CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
+  /** @default 600000 (10 min) */
+  CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
+  /** @default 10000 */
+  CACHE_MAX_ENTRIES: count.min(1).default(10_000),
+  /** @default 52428800 (50 MiB) */
+  CACHE_MAX_BYTES: count.min(1024).default(50 * 1024 * 1024),
+  /** Shared cache for every instance. @default unset (an in-memory LRU per process) */
+  REDIS_URL: z.url({ protocol: /^rediss?$/, message: 'REDIS_URL debe ser redis:// o rediss://' }).optional(),
+  /** Secret of the HMAC that stands for the token in cache keys. @default unset */
+  CACHE_KEY_SECRET: z.string().min(16, 'CACHE_KEY_SECRET debe tener al menos 16 caracteres').optional(),
+  /** Processes sharing the port (node:cluster). @default one per core */
+  WORKERS: count.min(1).max(64).optional(),
+  /** How long shutdown waits for operations in flight. @default 10000 */
+  SHUTDOWN_TIMEOUT_MS: millis.default(10_000),
+  /** @default 'info' */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
+  /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
+  HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
+  /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+});
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  /** Undefined means: start the built-in sandbox and point at it. */
-  readonly upstreamUrl: string | undefined;
-  readonly upstreamTimeoutMs: number;
-  readonly upstreamBatchTimeoutMs: number;
-  readonly upstreamConcurrency: number;
-  readonly upstreamConnections: number;
-  readonly upstreamTokenShare: number;
-  readonly upstreamFallbackUrl: string | undefined;
-  readonly upstreamRetries: number;
-  readonly upstreamDeadlineMs: number;
-  readonly breaker: {
-    readonly failurePercent: number;
-    readonly minCalls: number;
-    readonly windowMs: number;
-    readonly cooldownMs: number;
-  };
-  readonly limits: {
-    readonly maxDepth: number;
-    readonly maxAliases: number;
-    readonly maxTokens: number;
-    readonly maxDirectives: number;
-    readonly maxOperationCost: number;
-  };
-  /** The HTTP server's limits (src/http-server.ts). */
-  readonly http: {
-    readonly maxBodyBytes: number;
-    readonly maxConcurrent: number;
-    readonly headersTimeoutMs: number;
-    readonly requestTimeoutMs: number;
-    readonly keepAliveTimeoutMs: number;
-  };
-  /** `'*'` or the list of allowed origins. */
-  readonly corsOrigins: '*' | readonly string[];
-  readonly cache: {
-    /** Keep answers. */
-    readonly enabled: boolean;
-    /** Share a call in flight among identical lookups (same token), wherever they land. */
-    readonly coalesce: boolean;
-    /** Longest one caller may hold a key's call before the others make it themselves: a lookup's deadline, and a second. */
-    readonly leaseMs: number;
-    readonly ttlMs: { readonly ruc: number; readonly rucSunat: number; readonly licencia: number };
-    readonly notFoundTtlMs: number;
-    readonly maxEntries: number;
-    readonly maxBytes: number;
-    readonly redisUrl: string | undefined;
-    readonly keySecret: string | undefined;
-  };
-  /** JSON POSTs skip Yoga's Fetch layer (the same plugins run). */
-  readonly httpFastPath: boolean;
-  /** Where spans go; undefined means no tracing at all. */
-  readonly otelEndpoint: string | undefined;
-  /** Processes to run; 1 means no cluster. */
-  readonly workers: number;
-  readonly shutdownTimeoutMs: number;
-  readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
-  readonly nodeEnv: 'development' | 'production' | 'test' | undefined;
-}
+/** The configuration the code reads, shaped for its readers, derived from the environment in one place. */
+const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
+  if (env.NODE_ENV === 'production' && !env.UPSTREAM_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_URL'],
+      message:
+        'NODE_ENV=production requires UPSTREAM_URL (for example https://api.apiperu.dev); the built-in sandbox serves sample data only',
+    });
+  }
+}).transform((e) => ({
+  port: e.PORT,
+  host: e.HOST,
+  /** The UpstreamClient's options as they are; `baseUrl` undefined: main starts the built-in sandbox. */
+  upstream: {
+    baseUrl: e.UPSTREAM_URL,
+    fallbackUrl: e.UPSTREAM_FALLBACK_URL,
+    timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    batchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
+    connections: e.UPSTREAM_CONNECTIONS,
+    callerShare: e.UPSTREAM_TOKEN_SHARE,
+    retries: e.UPSTREAM_RETRIES,
+    deadlineMs: e.UPSTREAM_DEADLINE_MS,
+    breaker: {
+      failurePercent: e.BREAKER_FAILURE_PERCENT,
+      minCalls: e.BREAKER_MIN_CALLS,
+      windowMs: e.BREAKER_WINDOW_MS,
+      cooldownMs: e.BREAKER_COOLDOWN_MS,
+    },
+  },
+  /** Upstream calls one request may have in flight at once. */
+  requestConcurrency: e.UPSTREAM_CONCURRENCY,
+  limits: {
+    maxDepth: e.MAX_DEPTH,
+    maxAliases: e.MAX_ALIASES,
+    maxTokens: e.MAX_TOKENS,
+    maxDirectives: e.MAX_DIRECTIVES,
+    maxOperationCost: e.MAX_OPERATION_COST,
+  },
+  http: {
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    maxConcurrent: e.MAX_CONCURRENT_REQUESTS,
+    headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  },
+  corsOrigins: parseOrigins(e.CORS_ORIGINS),
+  cache: {
+    enabled: e.CACHE === 'on',
+    coalesce: e.COALESCE === 'on',
+    leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
+    ttlMs: { ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS },
+    notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
+    maxEntries: e.CACHE_MAX_ENTRIES,
+    maxBytes: e.CACHE_MAX_BYTES,
+    redisUrl: e.REDIS_URL,
+    keySecret: e.CACHE_KEY_SECRET,
+  },
+  httpFastPath: e.HTTP_FAST_PATH === 'on',
+  otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+  workers: e.WORKERS ?? availableParallelism(),
+  shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  logLevel: e.LOG_LEVEL,
+  nodeEnv: e.NODE_ENV,
+}));
+
+/** The parsed configuration; its type is the schema's output. */
+export type Config = DeepReadonly<z.output<typeof ConfigSchema>>;
+type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -179,63 +185,25 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Blank variables count as unset, as a shell's `FOO= npm start` means.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
-  const parsed = EnvSchema.safeParse(present);
+  const parsed = ConfigSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
-  return Object.freeze({
-    port: e.PORT,
-    host: e.HOST,
-    upstreamUrl: e.UPSTREAM_URL,
-    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
-    upstreamBatchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
-    upstreamConcurrency: e.UPSTREAM_CONCURRENCY,
-    upstreamConnections: e.UPSTREAM_CONNECTIONS,
-    upstreamTokenShare: e.UPSTREAM_TOKEN_SHARE,
-    upstreamFallbackUrl: e.UPSTREAM_FALLBACK_URL,
-    upstreamRetries: e.UPSTREAM_RETRIES,
-    upstreamDeadlineMs: e.UPSTREAM_DEADLINE_MS,
-    breaker: Object.freeze({
-      failurePercent: e.BREAKER_FAILURE_PERCENT,
-      minCalls: e.BREAKER_MIN_CALLS,
-      windowMs: e.BREAKER_WINDOW_MS,
-      cooldownMs: e.BREAKER_COOLDOWN_MS,
-    }),
-    limits: Object.freeze({
-      maxDepth: e.MAX_DEPTH,
-      maxAliases: e.MAX_ALIASES,
-      maxTokens: e.MAX_TOKENS,
-      maxDirectives: e.MAX_DIRECTIVES,
-      maxOperationCost: e.MAX_OPERATION_COST,
-    }),
-    http: Object.freeze({
-      maxBodyBytes: e.MAX_BODY_BYTES,
-      maxConcurrent: e.MAX_CONCURRENT_REQUESTS,
-      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    }),
-    corsOrigins: parseOrigins(e.CORS_ORIGINS),
-    cache: Object.freeze({
-      enabled: e.CACHE === 'on',
-      coalesce: e.COALESCE === 'on',
-      leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
-      ttlMs: Object.freeze({ ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS }),
-      notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
-      maxEntries: e.CACHE_MAX_ENTRIES,
-      maxBytes: e.CACHE_MAX_BYTES,
-      redisUrl: e.REDIS_URL,
-      keySecret: e.CACHE_KEY_SECRET,
-    }),
-    httpFastPath: e.HTTP_FAST_PATH === 'on',
-    otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-    workers: e.WORKERS ?? availableParallelism(),
-    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    logLevel: e.LOG_LEVEL,
-    nodeEnv: e.NODE_ENV,
-  });
+  return deepFreeze(parsed.data);
+}
+
+/** The same configuration, pointed at `baseUrl` (main's built-in sandbox, or what a worker's primary says). */
+export function withUpstream(config: Config, baseUrl: string): Config {
+  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl } });
+}
+
+function deepFreeze<T>(value: T): DeepReadonly<T> {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value as DeepReadonly<T>;
 }
 
 function parseOrigins(value: string): '*' | readonly string[] {

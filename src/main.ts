@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, withUpstream, type Config } from './config.js';
 import { askPrimary } from './process/ipc.js';
 import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
@@ -38,14 +38,14 @@ async function main() {
   if (cluster.isWorker) {
     // Where the upstream is, as the primary decided it (the built-in sandbox is the primary's).
     const setup = await askPrimary<WorkerSetup>(SETUP);
-    return serve({ ...config, upstreamUrl: setup.upstreamUrl }, logger, { flushLogs, graphiqlToken: setup.graphiqlToken });
+    return serve(withUpstream(config, setup.upstreamUrl), logger, { flushLogs, graphiqlToken: setup.graphiqlToken });
   }
 
   // One sandbox for every worker, so that they share its quotas and its record.
-  const sandbox = config.upstreamUrl ? undefined : await startBuiltinSandbox(logger);
-  const upstreamUrl = sandbox?.url ?? config.upstreamUrl!;
+  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger);
+  const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   const graphiqlToken = sandbox ? SANDBOX_GRAPHIQL_TOKEN : undefined;
-  config = { ...config, upstreamUrl };
+  config = withUpstream(config, upstreamUrl);
 
   if (config.workers <= 1) return serve(config, logger, { flushLogs, graphiqlToken, sandbox });
   return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);

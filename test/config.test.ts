@@ -1,50 +1,35 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError, EnvSchema, loadConfig } from '../src/config.js';
 
 describe('loadConfig', () => {
-  it('applies the documented defaults', () => {
-    expect(loadConfig({})).toEqual({
-      port: 4000,
-      host: '0.0.0.0',
-      upstreamUrl: undefined,
-      upstreamTimeoutMs: 10_000,
-      upstreamBatchTimeoutMs: 60_000,
-      upstreamConcurrency: 8,
-      upstreamConnections: 1024,
-      upstreamTokenShare: 256,
-      upstreamFallbackUrl: undefined,
-      upstreamRetries: 2,
-      upstreamDeadlineMs: 15_000,
-      breaker: { failurePercent: 50, minCalls: 20, windowMs: 10_000, cooldownMs: 10_000 },
-      limits: {
-        maxDepth: 6,
-        maxAliases: 20,
-        maxTokens: 3000,
-        maxDirectives: 10,
-        maxOperationCost: 100,
-      },
-      http: { maxBodyBytes: 102_400, maxConcurrent: 2048, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 },
-      corsOrigins: '*',
-      cache: {
-        enabled: true,
-        coalesce: true,
-        leaseMs: 16_000,
-        ttlMs: { ruc: 6 * 3600_000, rucSunat: 6 * 3600_000, licencia: 24 * 3600_000 },
-        notFoundTtlMs: 600_000,
-        maxEntries: 10_000,
-        maxBytes: 50 * 1024 * 1024,
-        redisUrl: undefined,
-        keySecret: undefined,
-      },
-      httpFastPath: true,
-      otelEndpoint: undefined,
-      workers: availableParallelism(),
-      shutdownTimeoutMs: 10_000,
-      logLevel: 'info',
-      nodeEnv: undefined,
-    });
+  it('applies the defaults the README states, and derives the rest from them', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(4000);
+    expect(config.upstream).toMatchObject({ baseUrl: undefined, timeoutMs: 10_000, connections: 1024, callerShare: 256 });
+    // Derived: a lease outlives a lookup's deadline by a second; one worker per core.
+    expect(config.cache.leaseMs).toBe(config.upstream.deadlineMs + 1000);
+    expect(config.workers).toBe(availableParallelism());
+    expect(config.corsOrigins).toBe('*');
+  });
+
+  it("is documented in the README's table: the same variables, each with the schema's default", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+    const rows = new Map([...section.matchAll(/^\| `([A-Z0-9_]+)` \|.*\| ([^|]+) \|$/gm)].map((m) => [m[1]!, m[2]!.trim()] as const));
+    const properties = z.toJSONSchema(EnvSchema, { io: 'input', unrepresentable: 'any' }).properties as Record<
+      string,
+      { default?: unknown }
+    >;
+    expect([...rows.keys()].sort()).toEqual(Object.keys(properties).sort());
+    for (const [name, { default: value }] of Object.entries(properties)) {
+      const documented = rows.get(name)!;
+      if (value === undefined) expect(documented, name).not.toMatch(/^`/);
+      else expect(documented, name).toMatch(new RegExp(`^\`${String(value).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\``));
+    }
   });
 
   it('is frozen', () => {
@@ -69,7 +54,9 @@ describe('loadConfig', () => {
 
   it('refuses production without UPSTREAM_URL and accepts it with one', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/NODE_ENV=production requires UPSTREAM_URL/);
-    expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstreamUrl).toBe('https://api.apiperu.dev');
+    expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstream.baseUrl).toBe(
+      'https://api.apiperu.dev',
+    );
   });
 });
 

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { EjemploDocument } from '../../operations/generated.js';
+import { errorBody } from '../errors.js';
 
 /**
  * GraphiQL served from our own origin. Yoga's default page loads its bundle from a
@@ -98,7 +99,8 @@ export function useGraphiQLAssets(): Plugin {
       const name = url.pathname.slice(ASSETS_PATH.length);
       const type = FILES[name];
       if (!type || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        endResponse(new fetchAPI.Response('Not found', { status: 404 }));
+        const body = errorBody('NOT_FOUND', 'Ese archivo de GraphiQL no existe; el endpoint GraphQL es /graphql.');
+        endResponse(new fetchAPI.Response(body, { status: 404, headers: { 'content-type': 'application/json; charset=utf-8' } }));
         return;
       }
       let file = cache.get(name);

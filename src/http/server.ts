@@ -50,6 +50,11 @@ export function createHttpServer(app: App, options: HttpServerOptions): Server {
       const path = at < 0 ? url : url.slice(0, at);
       // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
       if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void yoga(req, res);
+      // The address alone, typed into a browser, opens GraphiQL.
+      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
+        res.writeHead(302, { location: graphqlPath, 'content-length': 0 });
+        return void res.end();
+      }
       // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
       if (path !== graphqlPath) {
         const message = `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`;

@@ -22,6 +22,15 @@ describe('GraphiQL and introspection', () => {
     expect(html).not.toContain('unpkg.com');
   });
 
+  it('leads a browser at the bare address to /graphql', async () => {
+    const res = await fetch(`${stack.url}/`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/graphql');
+    const followed = await fetch(`${stack.url}/`, { headers: { accept: 'text/html' } });
+    expect(await followed.text()).toContain('query Ejemplo');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
   it('serves the GraphiQL bundle and its workers itself', async () => {
     for (const file of ['yoga-graphiql.umd.js', 'graphiql.css', 'monacoeditorwork/graphql.worker..bundle.js']) {
       const res = await fetch(`${stack.url}/graphiql-assets/${file}`);

@@ -24,7 +24,7 @@ async function serve(nodeEnv: 'production' | 'development') {
   const config = loadConfig({ UPSTREAM_URL: 'http://127.0.0.1:9', NODE_ENV: nodeEnv });
   const logs: string[] = [];
   const logger = createLogger(config, new Writable({ write: (c, _e, done) => (logs.push(String(c)), done()) }));
-  const app = createApp(config, { logger, upstream: new BuggyClient({ baseUrl: config.upstreamUrl! }) });
+  const app = createApp(config, { logger, upstream: new BuggyClient({ baseUrl: config.upstream.baseUrl! }) });
   const server = createHttpServer(app, config.http);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(async () => {
