@@ -18,6 +18,12 @@ import { Pool } from 'undici';
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const REPS = Number(process.env['BENCH_REPS'] ?? 5);
 const WARMUP_SECONDS = 2;
+/**
+ * Another build of the gateway (its `dist/src/main.js`, built in a folder of this checkout so
+ * that it finds these node_modules), measured in (a) and (c) in the same alternating rounds:
+ * before and after a change, side by side.
+ */
+const BEFORE = process.env['BENCH_BEFORE'];
 /** One token per caller, as many callers as the sandbox knows (bench/sandbox.ts): a load is many users, not one. */
 const TOKENS = Array.from({ length: 16 }, (_, i) => `bench-${i}`);
 const TOKEN = TOKENS[0]!;
@@ -57,7 +63,7 @@ function productionNodeFlags(): string[] {
 async function start(name: string, file: string, env: Record<string, string>): Promise<Proc> {
   const logFile = join(tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const fd = openSync(logFile, 'w');
-  const flags = file === 'dist/src/main.js' ? productionNodeFlags() : [];
+  const flags = file.endsWith('dist/src/main.js') ? productionNodeFlags() : [];
   const child: ChildProcess = spawn(process.execPath, [...flags, file], {
     env: { PATH: process.env['PATH'], ...env },
     stdio: ['ignore', fd, fd],
@@ -333,8 +339,11 @@ async function main() {
   let gateway = await start('gateway', 'dist/src/main.js', gatewayEnv(sandbox));
   let baseline = await start('baseline', 'dist/bench/baseline.js', { UPSTREAM_URL: sandbox.url, PORT: '0' });
 
+  const before = BEFORE ? await start('before', BEFORE, gatewayEnv(sandbox)) : undefined;
+  const withBefore = before ? [before] : [];
+
   log('(a) one contribuyente, 50 connections, full load');
-  const [a, aBase] = await compare([gateway, baseline], sandbox, { body: BODIES.contribuyente, connections: 50 });
+  const [a, aBase, aBefore] = await compare([gateway, baseline, ...withBefore], sandbox, { body: BODIES.contribuyente, connections: 50 });
   const ratioA = a!.rps / aBase!.rps;
   rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'baseline', sample: aBase!, ratio: 1 });
   rows.push({
@@ -348,7 +357,7 @@ async function main() {
   });
 
   log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
-  const [c, cBase] = await compare([gateway, baseline], sandbox, { body: BODIES.aliases, connections: 50 }, [
+  const [c, cBase, cBefore] = await compare([gateway, baseline, ...withBefore], sandbox, { body: BODIES.aliases, connections: 50 }, [
     {},
     { path: '/ten', body: BODIES.tenCalls },
   ]);
@@ -363,6 +372,22 @@ async function main() {
     target: "exactly 10 upstream calls/op, >= 90% of the bare proxy's same ten calls",
     met: cOk,
   });
+
+  if (aBefore && cBefore) {
+    rows.push({
+      scenario: '(a) contribuyente, 50 conn',
+      system: 'gateway (BENCH_BEFORE)',
+      sample: aBefore,
+      ratio: aBefore.rps / aBase!.rps,
+    });
+    rows.push({
+      scenario: '(c) 10 aliases, 5 RUCs + detalle',
+      system: 'gateway (BENCH_BEFORE)',
+      sample: cBefore,
+      ratio: cBefore.rps / cBase!.rps,
+    });
+  }
+  await before?.stop();
 
   log('(d) licencia');
   const [d] = await compare([gateway], sandbox, { body: BODIES.licencia, connections: 50 });

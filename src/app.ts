@@ -7,6 +7,7 @@ import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './http/gra
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './pipeline/limits.js';
 import { OperationReport, useOperationReport } from './pipeline/operation-report.js';
 import { createFastPath, usePluginList, type FastPath } from './http/fast-path.js';
+import type { HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
 import { useSecretVariables } from './pipeline/secret-variables.js';
 import { useHealth } from './http/health.js';
@@ -41,7 +42,7 @@ export interface AppOptions {
 export type Yoga = YogaServerInstance<Record<string, never>, Context>;
 
 /** The app's parts, for a server to mount (src/http/server.ts). */
-export interface App {
+export interface App extends HttpApp {
   readonly yoga: Yoga;
   /** The node:http fast path for JSON POSTs (src/http/fast-path.ts); undefined with HTTP_FAST_PATH=off. */
   readonly fastPath: FastPath | undefined;

@@ -26,9 +26,8 @@ export function createLoaders(lookups: Lookups, call: LookupContext, concurrency
 
 /**
  * Each loader made on first use. A class, not an object literal with getters: V8 builds such
- * a literal's accessors and hidden class anew each time (about 1.2 µs and 670 bytes), and with
- * the literal the request's objects were promoted to the old generation (in process, 0.74 MB
- * per scavenge against 0.09 MB with this class; measured with --trace-gc-nvp).
+ * a literal's accessors and hidden class anew each time, and with the literal the request's
+ * objects were promoted to the old generation (docs/performance.md).
  */
 class RequestLoaders implements Loaders {
   #ruc: Loaders['ruc'] | undefined;
@@ -64,9 +63,8 @@ class RequestLoaders implements Loaders {
  * finishing one hands its slot straight to the first waiting, so the bound is never passed.
  * What it returns never rejects: a failure comes back as that key's Error, so that it does
  * not fail its batch-mates (DataLoader hands each key its own value or Error).
- * Written here rather than with p-limit: a p-limit per request was about 1 % of a whole
- * operation's CPU under load (its queue and async-context binding), and this is all we need;
- * the uncontended path adds one promise reaction and no async frame.
+ * Written here rather than with p-limit, whose queue and async-context binding per request
+ * were a measured cost (docs/performance.md); the uncontended path adds one promise reaction.
  */
 function semaphore(limit: number) {
   let active = 0;

@@ -90,7 +90,7 @@ self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => worke
 </body></html>`;
 }
 
-/** Serves the GraphiQL bundle files, read once and kept in memory (about 16 MB, only once asked for). */
+/** Serves the GraphiQL bundle files, read once and kept in memory (only once asked for). */
 export function useGraphiQLAssets(): Plugin {
   const cache = new Map<string, Promise<Buffer>>();
   return {

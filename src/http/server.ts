@@ -1,9 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { App } from '../app.js';
+import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 import { SERVICE_ROUTES } from './health.js';
 import type { Config } from '../config.js';
 import { errorBody, type ErrorCode } from '../errors.js';
+
+/** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
+export interface HttpApp {
+  readonly yoga: (req: IncomingMessage, res: ServerResponse) => unknown;
+  readonly fastPath: FastPath | undefined;
+}
 
 /** The server's limits, as configured (src/config.ts says what each means). */
 export type HttpServerOptions = Config['http'] & {
@@ -30,9 +36,10 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * and handed to Yoga already parsed (`req.body`, as body-parser would), so no request goes
  * through web streams.
  */
-export function createHttpServer(app: App, options: HttpServerOptions): Server {
+export function createHttpServer(app: HttpApp, options: HttpServerOptions): Server {
   const graphqlPath = options.graphqlPath ?? '/graphql';
   const { yoga, fastPath } = app;
+  // A count, not a queue: past the bound a request is refused at once, never kept waiting.
   let active = 0;
 
   const server = createServer(

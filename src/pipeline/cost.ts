@@ -14,7 +14,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { billingOf, type Billing } from '../schema/billed.js';
+import { billingOf, type Billing } from './billed.js';
 
 /** A field of the operation that reaches the upstream, as its schema declaration (`billed`) says. */
 interface Term {

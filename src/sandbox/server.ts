@@ -1,16 +1,11 @@
 import { PLAN_COST } from '../upstream/billing.js';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  DEFAULT_TOKENS,
-  LICENCES,
-  SLOW_TAXPAYER_NAME,
-  TAXPAYERS,
-  TRIGGERS,
-  type SandboxTaxpayer,
-  type SandboxTokenPlan,
-  type TriggerName,
-} from './data.js';
+import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS, type TriggerName } from './data.js';
+import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, writeAnswer, type Answer, type Receipt } from './records.js';
+import type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
+
+export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
 
 /**
  * The built-in REST double: a real node:http server that follows rest-api.md with
@@ -18,102 +13,10 @@ import {
  * of the calls it received for tests to assert on.
  */
 
-export interface SandboxOptions {
-  /** @default 0 (any free port) */
-  port?: number;
-  /** @default '127.0.0.1' */
-  host?: string;
-  /** Tokens and their plans. @default DEFAULT_TOKENS */
-  tokens?: readonly SandboxTokenPlan[];
-  /** Delay of the `slow` trigger. @default 3000 */
-  slowMs?: number;
-  /** Added to every answer, to hold calls in flight. @default 0 */
-  latencyMs?: number;
-  /**
-   * Keep each call in `calls`. Off for long runs (the benchmark): only `callCount` is kept,
-   * and `GET /__sandbox/stats` answers it. @default true
-   */
-  record?: boolean;
-}
-
-/** Faults a test can switch on at run time; each rate is the chance (0 to 1) that a call gets it. */
-export interface SandboxFaults {
-  /** Added to every answer. */
-  latencyMs?: number;
-  /** The next N calls answer 503, whatever they ask; then normal service. */
-  failNext?: number;
-  rates?: Partial<Record<FaultKind, number>>;
-}
-
-export type FaultKind =
-  /** 503 upstream_unavailable */
-  | 'unavailable'
-  /** 500 with a JSON error envelope */
-  | 'serverError'
-  /** the connection is reset, no answer */
-  | 'reset'
-  /** 200 with an HTML body */
-  | 'notJson'
-  /** 200 with JSON cut in the middle */
-  | 'truncated'
-  /** 200 with a 5 MB body */
-  | 'oversized'
-  /** 200 with a record that breaks the schema */
-  | 'badRecord';
-
-export interface RecordedCall {
-  method: string;
-  /** Path as received, prefix included (`/api/ruc` on the legacy address). */
-  path: string;
-  headers: IncomingHttpHeaders;
-  /** Parsed JSON body, or the raw text when it was not JSON. */
-  body: unknown;
-  status: number;
-  /** Client port of the connection, to see keep-alive reuse. */
-  remotePort: number | undefined;
-}
-
-export interface Sandbox {
-  /** Base URL, e.g. http://127.0.0.1:41234 */
-  readonly url: string;
-  /** Every call received, in order. */
-  readonly calls: RecordedCall[];
-  /** Calls to one operation, prefix ignored: callsTo('/ruc'). */
-  callsTo(path: string): RecordedCall[];
-  /** Calls received since the last reset, recorded or not. */
-  readonly callCount: number;
-  /** Most calls the sandbox was answering at once since the last reset. */
-  readonly peakInFlight: number;
-  /** Plan queries left for a token. */
-  quotaOf(token: string): number | undefined;
-  setQuota(token: string, quota: number): void;
-  /** Replaces the active faults; `setFaults({})` restores normal service. */
-  setFaults(faults: SandboxFaults): void;
-  /** Forgets recorded calls. */
-  reset(): void;
-  close(): Promise<void>;
-}
-
 /** Plan cost of each lookup (spec 8); the batches cost PLAN_COST.receipt per receipt. */
 const COST: Record<string, number> = PLAN_COST;
 const LEGACY_PREFIX = '/api';
 const MAX_BODY = 1024 * 1024;
-
-type Answer = {
-  status: number;
-  json?: unknown;
-  raw?: string;
-  contentType?: string;
-  headers?: Record<string, string>;
-  delayMs?: number;
-  reset?: boolean;
-};
-
-const ok = (data: unknown): Answer => ({ status: 200, json: { success: true, code: 'found', retryable: false, data, time: 0.01 } });
-const fail = (status: number, code: string, message: string, retryable = false): Answer => ({
-  status,
-  json: { success: false, code, retryable, message },
-});
 
 const TRIGGER_BY_KEY = new Map<string, TriggerName>(
   Object.entries(TRIGGERS).flatMap(([name, keys]) => [
@@ -339,19 +242,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const pending = new Set<NodeJS.Timeout>();
 
   function send(res: ServerResponse, answer: Answer) {
-    const write = () => {
-      if (answer.reset) {
-        res.socket?.destroy();
-        return;
-      }
-      const payload = answer.raw ?? JSON.stringify(answer.json);
-      res.writeHead(answer.status, {
-        ...answer.headers,
-        ...(answer.status === 204 ? {} : { 'content-type': answer.contentType ?? 'application/json' }),
-        'content-length': Buffer.byteLength(payload),
-      });
-      res.end(payload);
-    };
+    const write = () => writeAnswer(res, answer);
     const delay = (answer.delayMs ?? 0) + latencyMs + (faults.latencyMs ?? 0);
     if (!delay) return write();
     const timer = setTimeout(() => {
@@ -399,49 +290,4 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       });
     });
   });
-}
-
-interface Receipt {
-  ruc_emisor: string;
-  codigo_tipo_documento: string;
-  serie_documento: string;
-  numero_documento: string;
-  fecha_de_emision: string;
-  total: string;
-}
-const RECEIPT_FIELDS = ['ruc_emisor', 'codigo_tipo_documento', 'serie_documento', 'numero_documento', 'fecha_de_emision', 'total'] as const;
-
-function fromObject(item: unknown): Receipt | undefined {
-  if (typeof item !== 'object' || item === null) return undefined;
-  const r = item as Record<string, unknown>;
-  return RECEIPT_FIELDS.every((f) => typeof r[f] === 'string') ? (r as unknown as Receipt) : undefined;
-}
-
-function fromLine(item: unknown): Receipt | undefined {
-  if (typeof item !== 'string') return undefined;
-  const parts = item.split('|');
-  if (parts.length !== 6) return undefined;
-  return Object.fromEntries(RECEIPT_FIELDS.map((f, i) => [f, parts[i]])) as unknown as Receipt;
-}
-
-function summary(t: SandboxTaxpayer) {
-  const { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente } = t;
-  return { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente };
-}
-
-function detail(t: SandboxTaxpayer) {
-  return {
-    ruc: t.ruc,
-    nombre_o_razon_social: t.nombre_o_razon_social,
-    estado: t.estado,
-    condicion: t.condicion,
-    direccion_completa: `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}`,
-    tipo_contribuyente: t.tipo_contribuyente,
-    fecha_inscripcion: t.fecha_inscripcion,
-    actividades_economicas: t.actividades_economicas,
-  };
-}
-
-function slowTaxpayer(ruc: string): SandboxTaxpayer {
-  return { ...TAXPAYERS[0]!, ruc, nombre_o_razon_social: SLOW_TAXPAYER_NAME };
 }

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import type { Context } from '../context.js';
-import type { CostDirectives } from './billed.js';
+import type { CostDirectives } from '../pipeline/billed.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;

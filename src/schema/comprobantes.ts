@@ -2,7 +2,7 @@ import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import { MAX_COMPROBANTES, checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
-import { billed } from './billed.js';
+import { billed } from '../pipeline/billed.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 

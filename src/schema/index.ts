@@ -1,5 +1,5 @@
 import { specifiedDirectives } from 'graphql';
-import { costDirectives } from './billed.js';
+import { costDirectives } from '../pipeline/billed.js';
 import { builder } from './builder.js';
 import './errors.js';
 import './contribuyente.js';

@@ -1,7 +1,7 @@
 import { PLAN_COST } from './billing.js';
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { DEFAULT_BREAKER, createBreaker, isOriginFailure, stateName, type BreakerOptions, type BreakerState } from './breaker.js';
+import { DEFAULT_BREAKER, createBreaker, isOriginFailure, stateName, type BreakerState } from './breaker.js';
 import { CallerShares } from './caller-shares.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
@@ -21,49 +21,10 @@ import {
 
 export type { UpstreamCallInfo } from './origin.js';
 
-export interface UpstreamClientOptions {
-  /** Base URL; may carry a path prefix, as the legacy `https://apiperu.dev/api` does. */
-  baseUrl: string;
-  /** Where lookups go when the primary is unavailable (never after a 4xx). @default undefined */
-  fallbackUrl?: string | undefined;
-  /** Time-out of one lookup call. @default 10000 */
-  timeoutMs?: number;
-  /** Time-out of one batch validation call. @default 60000 */
-  batchTimeoutMs?: number;
-  /** Retries of a lookup whose failure is retryable. @default 2 */
-  retries?: number;
-  /** One deadline over a lookup's attempts and backoffs. @default 15000 */
-  deadlineMs?: number;
-  /** Each origin's breaker (see BreakerOptions). @default DEFAULT_BREAKER */
-  breaker?: BreakerOptions;
-  /** Keep-alive connections per origin, opened as demand needs them. @default 1024 */
-  connections?: number;
-  /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default 256 */
-  callerShare?: number;
-  /** Largest answer body read. @default 1048576 */
-  maxResponseBytes?: number;
-  /** Every call that reached the network, for logs and metrics. */
-  onCall?: (call: UpstreamCallInfo) => void;
-  /** Breaker state changes, per origin. */
-  onBreakerChange?: (change: { origin: 'primary' | 'fallback'; url: string; state: BreakerState }) => void;
-}
+import type { CallContext, UpstreamClientOptions } from './options.js';
 
+export type { CallContext, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
-
-/** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
-export interface CallContext {
-  token: string | undefined;
-  /** Stands for the caller (a hash of the token) in the count of each caller's calls in flight. */
-  caller?: string | undefined;
-  /** `aborted` once the caller has left (an AbortSignal will do): a call not yet sent is then not sent. */
-  signal?: { readonly aborted: boolean } | undefined;
-  /** Told of every call that reached the network, once it is over. */
-  observe?: ((call: UpstreamCallInfo) => void) | undefined;
-  /** Told as a call starts (for tracing); what it returns is told when the call is over. */
-  onCallStart?:
-    | ((call: { path: string; origin: 'primary' | 'fallback'; attempt: number }) => ((info: UpstreamCallInfo) => void) | undefined)
-    | undefined;
-}
 
 interface Route {
   name: 'primary' | 'fallback';

@@ -80,7 +80,7 @@ export class Origin {
    *
    * Through undici's dispatch handler rather than `pool.request()`: the answer's bytes are
    * gathered as they arrive, under the size limit, with no Readable stream, async iterator or
-   * AbortSignal per call (measured, those were a tenth of an operation's CPU). The time-out is
+   * AbortSignal per call (a measured gain: docs/performance.md). The time-out is
    * one timer that aborts the call through its dispatch controller. An explicit timer, too,
    * because on Node 20 `AbortSignal.timeout()` held only by `AbortSignal.any()` can be
    * garbage-collected before it fires (test/upstream/client.test.ts keeps that from coming back).

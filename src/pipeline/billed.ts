@@ -1,5 +1,4 @@
 import { GraphQLBoolean, GraphQLDirective, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLString, DirectiveLocation } from 'graphql';
-import type { Checked } from './validation.js';
 
 /**
  * The cost directives of the GraphQL cost directive specification, in the form Apollo Router's
@@ -57,7 +56,7 @@ export interface Billing {
    * normalized item is looked up once per operation for every field returning the same type.
    * Without it, every item sent counts.
    */
-  key?: (value: string) => Checked<string>;
+  key?: (value: string) => { ok: true; value: string } | { ok: false };
   /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
   per?: string;
 }

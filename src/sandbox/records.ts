@@ -1,0 +1,80 @@
+import type { ServerResponse } from 'node:http';
+import { SLOW_TAXPAYER_NAME, TAXPAYERS, type SandboxTaxpayer } from './data.js';
+
+/** What the sandbox answers with, and the records and receipts it reads and writes, as the REST spec shapes them. */
+
+export type Answer = {
+  status: number;
+  json?: unknown;
+  raw?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  reset?: boolean;
+};
+
+export const ok = (data: unknown): Answer => ({ status: 200, json: { success: true, code: 'found', retryable: false, data, time: 0.01 } });
+export const fail = (status: number, code: string, message: string, retryable = false): Answer => ({
+  status,
+  json: { success: false, code, retryable, message },
+});
+
+/** Writes an answer at once (its delay is the server's to keep), or resets the connection. */
+export function writeAnswer(res: ServerResponse, answer: Answer): void {
+  if (answer.reset) {
+    res.socket?.destroy();
+    return;
+  }
+  const payload = answer.raw ?? JSON.stringify(answer.json);
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    ...(answer.status === 204 ? {} : { 'content-type': answer.contentType ?? 'application/json' }),
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+export interface Receipt {
+  ruc_emisor: string;
+  codigo_tipo_documento: string;
+  serie_documento: string;
+  numero_documento: string;
+  fecha_de_emision: string;
+  total: string;
+}
+const RECEIPT_FIELDS = ['ruc_emisor', 'codigo_tipo_documento', 'serie_documento', 'numero_documento', 'fecha_de_emision', 'total'] as const;
+
+export function fromObject(item: unknown): Receipt | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const r = item as Record<string, unknown>;
+  return RECEIPT_FIELDS.every((f) => typeof r[f] === 'string') ? (r as unknown as Receipt) : undefined;
+}
+
+export function fromLine(item: unknown): Receipt | undefined {
+  if (typeof item !== 'string') return undefined;
+  const parts = item.split('|');
+  if (parts.length !== 6) return undefined;
+  return Object.fromEntries(RECEIPT_FIELDS.map((f, i) => [f, parts[i]])) as unknown as Receipt;
+}
+
+export function summary(t: SandboxTaxpayer) {
+  const { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente } = t;
+  return { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente };
+}
+
+export function detail(t: SandboxTaxpayer) {
+  return {
+    ruc: t.ruc,
+    nombre_o_razon_social: t.nombre_o_razon_social,
+    estado: t.estado,
+    condicion: t.condicion,
+    direccion_completa: `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}`,
+    tipo_contribuyente: t.tipo_contribuyente,
+    fecha_inscripcion: t.fecha_inscripcion,
+    actividades_economicas: t.actividades_economicas,
+  };
+}
+
+export function slowTaxpayer(ruc: string): SandboxTaxpayer {
+  return { ...TAXPAYERS[0]!, ruc, nombre_o_razon_social: SLOW_TAXPAYER_NAME };
+}
