@@ -79,14 +79,14 @@ export type CredencialesSolInput = {
   usuario: string;
 };
 
-export type ValidacionCamposFragment = { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> }> };
+export type ValidacionCamposFragment = { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> } | null> };
 
 export type ValidarComprobantesMutationVariables = Exact<{
   comprobantes: Array<ComprobanteInput> | ComprobanteInput;
 }>;
 
 
-export type ValidarComprobantesMutation = { validarComprobantes: { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> }> } | null };
+export type ValidarComprobantesMutation = { validarComprobantes: { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> } | null> } | null };
 
 export type ValidarComprobantesTextoMutationVariables = Exact<{
   comprobantes: Array<string> | string;
@@ -94,7 +94,7 @@ export type ValidarComprobantesTextoMutationVariables = Exact<{
 }>;
 
 
-export type ValidarComprobantesTextoMutation = { validarComprobantesTexto: { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> }> } | null };
+export type ValidarComprobantesTextoMutation = { validarComprobantesTexto: { cantidadDeComprobantes: number, comprobantes: Array<{ serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string | null, observaciones: Array<string> } | null> } | null };
 
 export type ContribuyenteCamposFragment = { ruc: string, nombreORazonSocial: string, estado: string | null, condicion: string | null, direccion: string | null, departamento: string | null, esAgenteDeRetencion: boolean | null, esBuenContribuyente: boolean | null };
 

@@ -134,7 +134,14 @@ export function createApp(config: Config, options: AppOptions): App {
   const done = <P extends Plugin>(plugin: P): P => (replicated.add(plugin), plugin);
   const yoga = createYoga<Record<string, never>, Context>({
     schema,
-    context: createContextFactory({ upstream, lookups, concurrency: config.requestConcurrency, logger, tracing }),
+    context: createContextFactory({
+      upstream,
+      lookups,
+      concurrency: config.requestConcurrency,
+      maxReceipts: config.limits.maxReceipts,
+      logger,
+      tracing,
+    }),
     graphqlEndpoint,
     landingPage: false,
     // Our /health answers with JSON (src/health.ts); Yoga's own stays out of the way.

@@ -1,6 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
+/** Receipts one batch field takes by default (MAX_RECEIPTS); the schema's descriptions name it. */
+export const DEFAULT_MAX_RECEIPTS = 1000;
+
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int().min(1).max(600_000);
 const count = z.coerce.number().int().min(0);
@@ -53,11 +56,11 @@ export const EnvSchema = z.object({
   MAX_TOKENS: count.min(10).max(1_000_000).default(3000),
   /** @default 10 */
   MAX_DIRECTIVES: count.max(1000).default(10),
-  /** Largest request body; a larger one gets HTTP 413. @default 102400 */
+  /** Largest request body; a larger one gets HTTP 413. The default admits a batch of MAX_RECEIPTS' default. @default 262144 */
   MAX_BODY_BYTES: count
     .min(1024)
     .max(100 * 1024 * 1024)
-    .default(100 * 1024),
+    .default(256 * 1024),
   /** GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at once. @default 2048 */
   MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
   /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */
@@ -66,6 +69,8 @@ export const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: millis.default(15_000),
   /** node:http's keepAliveTimeout: an idle keep-alive connection is closed after it. @default 5000 */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
+  /** Receipts one batch validation field takes, sent upstream in calls of 100. @default 1000 */
+  MAX_RECEIPTS: count.min(1).max(100_000).default(DEFAULT_MAX_RECEIPTS),
   /** Most plan queries one operation may be able to spend. @default 100 */
   MAX_OPERATION_COST: count.min(1).default(100),
   /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
@@ -141,6 +146,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     maxTokens: e.MAX_TOKENS,
     maxDirectives: e.MAX_DIRECTIVES,
     maxOperationCost: e.MAX_OPERATION_COST,
+    maxReceipts: e.MAX_RECEIPTS,
   },
   http: {
     maxBodyBytes: e.MAX_BODY_BYTES,

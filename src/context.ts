@@ -19,6 +19,8 @@ export interface Context {
   readonly loaders: Loaders;
   /** What this request did (calls, cost), for its report and its `extensions`. */
   readonly state: RequestState;
+  /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
+  readonly limits: { readonly maxReceipts: number; readonly concurrency: number };
 }
 
 export interface ContextOptions {
@@ -26,6 +28,7 @@ export interface ContextOptions {
   lookups: Lookups;
   /** Upstream calls one request may have in flight at once. */
   concurrency: number;
+  maxReceipts: number;
   logger: Logger;
   tracing: Tracing | undefined;
 }
@@ -37,7 +40,8 @@ export function bearerToken(header: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-export function createContextFactory({ upstream, lookups, concurrency, logger, tracing }: ContextOptions) {
+export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing }: ContextOptions) {
+  const limits = { maxReceipts, concurrency };
   return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
     const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
@@ -84,7 +88,7 @@ export function createContextFactory({ upstream, lookups, concurrency, logger, t
           }
         : {}),
     };
-    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state };
+    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits };
   };
 }
 

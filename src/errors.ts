@@ -126,8 +126,12 @@ const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; me
 
 /** The GraphQL error for an upstream failure, located where the failing field was. */
 export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLError): GraphQLError {
-  const { code, message } = mapUpstream(error);
+  const { code, message: mappedMessage } = mapUpstream(error);
+  // A chunk's error keeps its own message (which receipts) and its `receipts`.
+  const receipts = located?.extensions?.['receipts'];
+  const message = receipts ? located!.message : mappedMessage;
   const extensions: Record<string, unknown> = {
+    ...(receipts ? { receipts } : {}),
     code,
     retryable:
       error.upstreamRetryable ?? (error instanceof UpstreamInvalidResponseError ? error.retryable : RETRYABLE_BY_DEFAULT.has(code)),
@@ -141,6 +145,28 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
     path: located?.path,
     originalError: error,
     extensions,
+  });
+}
+
+/** The gateway code an upstream failure maps to (undefined for anything else). */
+export function upstreamCodeOf(error: unknown): ErrorCode | undefined {
+  const cause = rootCause(error);
+  return cause instanceof UpstreamError ? mapUpstream(cause).code : undefined;
+}
+
+/**
+ * The one error of a part of a list that went upstream in its own call and failed, or was
+ * never sent after another part's failure that no call could get past: its code as the
+ * failure's, and which items it covered (zero-based, `to` included).
+ */
+export function chunkError(error: unknown, receipts: { from: number; to: number }, unsent: boolean): GraphQLError {
+  const cause = rootCause(error);
+  const mapped = cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : undefined;
+  const code = (mapped?.extensions['code'] as ErrorCode | undefined) ?? 'INTERNAL_SERVER_ERROR';
+  const message = `Comprobantes ${receipts.from} a ${receipts.to}: ${unsent ? 'no se enviaron: ' : ''}${mapped?.message ?? 'falla interna del gateway.'}`;
+  return new GraphQLError(message, {
+    originalError: cause instanceof Error ? cause : undefined,
+    extensions: { ...mapped?.extensions, code, retryable: mapped?.extensions['retryable'] ?? false, receipts },
   });
 }
 

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkComprobantes,
-  checkCredencialesSol,
-  checkLineas,
-  checkNumLicencia,
-  checkRuc,
-  isValidRuc,
-  MSG_MAX_COMPROBANTES,
-} from '../src/schema/validation.js';
+import { checkComprobantes, checkCredencialesSol, checkLineas, checkNumLicencia, checkRuc, isValidRuc } from '../src/schema/validation.js';
 import { TAXPAYERS, TRIGGERS } from '../src/sandbox/data.js';
 import { RECEIPT, RECEIPT_BODY } from './helpers.js';
 
@@ -50,7 +42,7 @@ describe('licence number', () => {
 
 describe('receipts', () => {
   it('maps a valid receipt to the upstream snake_case fields, trimmed', () => {
-    const result = checkComprobantes([{ ...RECEIPT, serieDocumento: ' F001 ' }]);
+    const result = checkComprobantes([{ ...RECEIPT, serieDocumento: ' F001 ' }], 100);
     expect(result).toEqual({
       ok: true,
       value: [RECEIPT_BODY],
@@ -58,7 +50,7 @@ describe('receipts', () => {
   });
 
   it('names each bad receipt by position and field', () => {
-    const result = checkComprobantes([RECEIPT, { ...RECEIPT, serieDocumento: 'F01', numeroDocumento: '123456789' }]);
+    const result = checkComprobantes([RECEIPT, { ...RECEIPT, serieDocumento: 'F01', numeroDocumento: '123456789' }], 100);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.message).toContain('comprobantes[1].serieDocumento');
@@ -67,25 +59,35 @@ describe('receipts', () => {
   });
 
   it('rejects dates that do not exist and accepts leap days', () => {
-    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2026-02-29' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2026-13-01' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '01/10/2026' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2024-02-29' }]).ok).toBe(true);
+    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2026-02-29' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2026-13-01' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '01/10/2026' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, fechaDeEmision: '2024-02-29' }], 100).ok).toBe(true);
   });
 
   it('checks the type code, the total and the issuer RUC', () => {
-    expect(checkComprobantes([{ ...RECEIPT, codigoTipoDocumento: '1' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, codigoTipoDocumento: 'R1' }]).ok).toBe(true);
-    expect(checkComprobantes([{ ...RECEIPT, total: '1,180.00' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, total: '-5' }]).ok).toBe(false);
-    expect(checkComprobantes([{ ...RECEIPT, total: '1180' }]).ok).toBe(true);
-    expect(checkComprobantes([{ ...RECEIPT, rucEmisor: '20100123454' }]).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, codigoTipoDocumento: '1' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, codigoTipoDocumento: 'R1' }], 100).ok).toBe(true);
+    expect(checkComprobantes([{ ...RECEIPT, total: '1,180.00' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, total: '-5' }], 100).ok).toBe(false);
+    expect(checkComprobantes([{ ...RECEIPT, total: '1180' }], 100).ok).toBe(true);
+    expect(checkComprobantes([{ ...RECEIPT, rucEmisor: '20100123454' }], 100).ok).toBe(false);
   });
 
   it('refuses an empty list and more than 100 receipts with the contract message', () => {
-    expect(checkComprobantes([]).ok).toBe(false);
-    expect(checkComprobantes(Array.from({ length: 101 }, () => RECEIPT))).toEqual({ ok: false, message: MSG_MAX_COMPROBANTES });
-    expect(checkComprobantes(Array.from({ length: 100 }, () => RECEIPT)).ok).toBe(true);
+    expect(checkComprobantes([], 100).ok).toBe(false);
+    expect(
+      checkComprobantes(
+        Array.from({ length: 101 }, () => RECEIPT),
+        100,
+      ),
+    ).toEqual({ ok: false, message: 'Enviar máximo 100 comprobantes por consulta (MAX_RECEIPTS).' });
+    expect(
+      checkComprobantes(
+        Array.from({ length: 100 }, () => RECEIPT),
+        100,
+      ).ok,
+    ).toBe(true);
   });
 });
 
@@ -93,11 +95,11 @@ describe('receipt lines', () => {
   const line = '20100123453|01|F001|1532|2026-10-01|1180.00';
 
   it('passes valid lines exactly as given', () => {
-    expect(checkLineas([line])).toEqual({ ok: true, value: [line] });
+    expect(checkLineas([line], 100)).toEqual({ ok: true, value: [line] });
   });
 
   it('names a line with the wrong number of parts, and a bad part by field', () => {
-    const result = checkLineas([line, '20100123453|01|F001|1532|2026-10-01', '20100123453|01|F001|1532|2026-10-32|1180.00']);
+    const result = checkLineas([line, '20100123453|01|F001|1532|2026-10-01', '20100123453|01|F001|1532|2026-10-32|1180.00'], 100);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.message).toContain('comprobantes[1]: debe tener 6 partes');
@@ -105,7 +107,12 @@ describe('receipt lines', () => {
   });
 
   it('refuses more than 100 lines', () => {
-    expect(checkLineas(Array.from({ length: 101 }, () => line))).toEqual({ ok: false, message: MSG_MAX_COMPROBANTES });
+    expect(
+      checkLineas(
+        Array.from({ length: 101 }, () => line),
+        100,
+      ),
+    ).toEqual({ ok: false, message: 'Enviar máximo 100 comprobantes por consulta (MAX_RECEIPTS).' });
   });
 });
 

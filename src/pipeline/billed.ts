@@ -38,6 +38,11 @@ export type CostDirectives = {
   listSize: { locations: 'FIELD_DEFINITION'; args: { slicingArguments: string[] } };
 };
 
+/** Limits that are settings, which a declaration's `max` may read. */
+export interface RuntimeLimits {
+  maxReceipts: number;
+}
+
 /** How a field that reaches the upstream spends plan queries: what `billed` declares, and the cost limit reads. */
 export interface Billing {
   /** Plan queries per item looked up or sent (from PLAN_COST). */
@@ -49,8 +54,8 @@ export interface Billing {
   argument?: string;
   /** The argument is a list, printed as `@listSize(slicingArguments: [argument])`. */
   list?: boolean;
-  /** A list longer than this is refused whole, before any call. */
-  max?: number;
+  /** A list longer than this is refused whole, before any call: a number, or read from the configured limits. */
+  max?: number | ((limits: RuntimeLimits) => number);
   /**
    * Checks and normalizes one item: an invalid item fails locally and costs nothing, and a
    * normalized item is looked up once per operation for every field returning the same type.

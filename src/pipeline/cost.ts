@@ -14,7 +14,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { billingOf, type Billing } from './billed.js';
+import { billingOf, type Billing, type RuntimeLimits } from './billed.js';
 
 /** A field of the operation that reaches the upstream, as its schema declaration (`billed`) says. */
 interface Term {
@@ -58,6 +58,7 @@ export function estimateCost(
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: unknown,
+  limits: RuntimeLimits,
 ): number {
   let byName = plans.get(document);
   if (!byName) plans.set(document, (byName = new Map()));
@@ -68,20 +69,20 @@ export function estimateCost(
     const terms = operation ? planOf(schema, document, operation) : [];
     const defaults = operation?.variableDefinitions?.some((v) => v.defaultValue !== undefined) ?? false;
     plan = { operation, terms, fixed: undefined, defaults };
-    if (!operation?.variableDefinitions?.length) plan.fixed = estimateTerms(terms, {});
+    if (!operation?.variableDefinitions?.length) plan.fixed = estimateTerms(terms, {}, limits);
     byName.set(key, plan);
   }
   if (plan.fixed !== undefined) return plan.fixed;
   const raw = typeof variables === 'object' && variables !== null ? (variables as Record<string, unknown>) : {};
   // Without default values, the variables sent are what execution will see (a value of the
   // wrong type fails execution before any resolver): coercing them here would only cost time.
-  if (!plan.defaults) return estimateTerms(plan.terms, raw);
+  if (!plan.defaults) return estimateTerms(plan.terms, raw, limits);
   // The variables as execution will see them, defaults filled in; when they fail to coerce, nothing runs.
   const coerced = getVariableValues(schema, plan.operation!.variableDefinitions!, raw, { maxErrors: 1 });
-  return coerced.errors ? 0 : estimateTerms(plan.terms, coerced.coerced);
+  return coerced.errors ? 0 : estimateTerms(plan.terms, coerced.coerced, limits);
 }
 
-function estimateTerms(terms: Term[], variables: Record<string, unknown>): number {
+function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits: RuntimeLimits): number {
   const shared = new Map<string, { weight: number; keys: Set<string> }>();
   const itemsOf = new Map<Term, readonly unknown[]>();
   let total = 0;
@@ -101,7 +102,8 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>): numbe
       }
       // One item given where a list is expected is a list of one, as graphql-js coerces it.
       items = !billing.list ? [value] : Array.isArray(value) ? value : value == null ? [] : [value];
-      if (billing.max !== undefined && items.length > billing.max) items = [];
+      const max = typeof billing.max === 'function' ? billing.max(limits) : billing.max;
+      if (max !== undefined && items.length > max) items = [];
     }
     if (!billing.key) {
       itemsOf.set(term, items);

@@ -7,6 +7,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { ValidationContext, ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
+import type { RuntimeLimits } from './billed.js';
 import { estimateCost } from './cost.js';
 import { gatewayError, type ErrorCode } from '../errors.js';
 import { requestState, spent } from './request-state.js';
@@ -64,7 +65,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     // "Did you mean ...?" maps the schema for an attacker; hidden in production only.
     // (typed for a bare envelop context; it reads none of it)
     ...(production ? [blockFieldSuggestionsPlugin({ mask: '' }) as Plugin] : []),
-    useCostLimit(limits.maxOperationCost),
+    useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts }),
     useServedOperations(),
   ];
 }
@@ -86,12 +87,12 @@ function useServedOperations(): Plugin {
 }
 
 /** Refuses, before any resolver runs, an operation that could spend more than `max` plan queries. */
-function useCostLimit(max: number): Plugin {
+function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const request = (args.contextValue as { request?: Request }).request;
       const state = request ? requestState(request) : undefined;
-      const estimated = estimateCost(args.schema, args.document, args.operationName, args.variableValues);
+      const estimated = estimateCost(args.schema, args.document, args.operationName, args.variableValues, settings);
       if (state) state.estimatedCost = estimated;
       if (estimated > max) {
         setResultAndStopExecution({

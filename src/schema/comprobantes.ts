@@ -1,12 +1,71 @@
+import { GraphQLError } from 'graphql';
+import type { Context } from '../context.js';
+import { inChunks } from '../data/chunks.js';
+import { chunkError, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
 import { PLAN_COST } from '../upstream/billing.js';
-import { MAX_COMPROBANTES, checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
+import { DEFAULT_MAX_RECEIPTS } from '../config.js';
+import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
 import { billed } from '../pipeline/billed.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
 type ComprobanteValidadoRecord = ValidacionRecord['comprobantes'][number];
+
+/** A batch's answer, put together from its calls: each receipt's result in input order, or its call's failure. */
+interface Validacion {
+  /** What the upstream counted, over the calls that answered. */
+  cantidad: number;
+  /** The first receipt of a failed call holds its error (one per call); the others of that call are null. */
+  entries: (ComprobanteValidadoRecord | GraphQLError | null)[];
+}
+
+/** Most receipts the upstream takes in one call (rest-api.md). */
+const RECEIPTS_PER_CALL = 100;
+
+/**
+ * Sends a checked batch in calls of at most RECEIPTS_PER_CALL and puts the answers together.
+ * One call that fails is the field's error, as it always was; with more, each failed call is
+ * one error on its first receipt, naming the receipts it covered.
+ */
+async function validate<T>(
+  items: readonly T[],
+  path: string,
+  ctx: Context,
+  send: (part: T[]) => Promise<ValidacionRecord>,
+): Promise<Validacion> {
+  const chunks = await inChunks(items, {
+    size: RECEIPTS_PER_CALL,
+    concurrency: ctx.limits.concurrency,
+    call: async (part) => {
+      const record = await send(part);
+      // Answers are matched to receipts by position; a count that differs cannot be.
+      if (record.comprobantes.length !== part.length) {
+        throw new UpstreamInvalidResponseError({
+          path,
+          status: 200,
+          reason: 'record',
+          issues: ['comprobantes: not one result per receipt sent'],
+        });
+      }
+      return record;
+    },
+    stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED',
+  });
+  if (chunks.length === 1 && chunks[0]!.error !== undefined) throw chunks[0]!.error;
+  const validacion: Validacion = { cantidad: 0, entries: [] };
+  for (const chunk of chunks) {
+    if (chunk.result) {
+      validacion.cantidad += chunk.result.cantidad_de_comprobantes;
+      validacion.entries.push(...chunk.result.comprobantes);
+    } else {
+      validacion.entries.push(chunkError(chunk.error, { from: chunk.from, to: chunk.to }, chunk.unsent === true));
+      for (let i = chunk.from + 1; i <= chunk.to; i++) validacion.entries.push(null);
+    }
+  }
+  return validacion;
+}
 
 /** The largest value of GraphQL's Int (32-bit signed). */
 const MAX_INT = 2 ** 31 - 1;
@@ -53,14 +112,14 @@ const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('Compro
   }),
 });
 
-const ValidacionComprobantes = builder.objectRef<ValidacionRecord>('ValidacionComprobantes').implement({
+const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComprobantes').implement({
   description: 'Resultado de una validación múltiple de comprobantes.',
   fields: (t) => ({
     cantidadDeComprobantes: t.int({
-      description: 'Cantidad de comprobantes en el resultado.',
+      description: 'Cantidad de comprobantes validados, según el servicio (los de las llamadas que respondieron).',
       // A count GraphQL's Int cannot hold is the upstream's error on this field, not a fault of ours.
       resolve: (r) => {
-        if (r.cantidad_de_comprobantes <= MAX_INT) return r.cantidad_de_comprobantes;
+        if (r.cantidad <= MAX_INT) return r.cantidad;
         throw new UpstreamInvalidResponseError({
           path: '/validacion-multiple-cpe',
           status: 200,
@@ -69,20 +128,39 @@ const ValidacionComprobantes = builder.objectRef<ValidacionRecord>('ValidacionCo
         });
       },
     }),
-    comprobantes: t.field({ type: [ComprobanteValidado], description: 'Un resultado por comprobante.', resolve: (r) => r.comprobantes }),
+    comprobantes: t.field({
+      type: [ComprobanteValidado],
+      nullable: { list: false, items: true },
+      description:
+        'Un resultado por comprobante, en el orden enviado; null donde falló la llamada de ese comprobante (su error, en el primero de esa llamada, dice cuáles cubría en extensions.receipts).',
+      // A failed call's error, on its first receipt, rejects that position alone.
+      resolve: (r) => r.entries.map((e) => (e instanceof GraphQLError ? Promise.reject(e) : e)),
+    }),
   }),
 });
 
-/** Both batches: every receipt sent is billed, up to the most one call takes. */
-const RECEIPTS = { weight: PLAN_COST.receipt, argument: 'comprobantes', list: true, max: MAX_COMPROBANTES, per: 'comprobante' };
+/** Both batches: every receipt sent is billed, up to the configured most (more is refused whole, for free). */
+const RECEIPTS = {
+  weight: PLAN_COST.receipt,
+  argument: 'comprobantes',
+  list: true,
+  max: (limits: { maxReceipts: number }) => limits.maxReceipts,
+  per: 'comprobante',
+};
 
 builder.mutationFields((t) => ({
   validarComprobantes: t.field({
     type: ValidacionComprobantes,
     nullable: true,
-    ...billed(`Valida hasta ${MAX_COMPROBANTES} comprobantes. REST: POST /validacion-multiple-cpe.`, RECEIPTS),
-    args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a 100 comprobantes.' }) },
-    resolve: (_root, { comprobantes }, ctx) => ctx.upstream.validarComprobantes(valid(checkComprobantes(comprobantes)), ctx.call),
+    ...billed(
+      `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe.`,
+      RECEIPTS,
+    ),
+    args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }) },
+    resolve: (_root, { comprobantes }, ctx) =>
+      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), '/validacion-multiple-cpe', ctx, (part) =>
+        ctx.upstream.validarComprobantes(part, ctx.call),
+      ),
   }),
   validarComprobantesTexto: t.field({
     type: ValidacionComprobantes,
@@ -92,13 +170,15 @@ builder.mutationFields((t) => ({
       RECEIPTS,
     ),
     args: {
-      comprobantes: t.arg.stringList({ required: true, description: "De 1 a 100 líneas 'ruc|tipo|serie|numero|fecha|total'." }),
+      comprobantes: t.arg.stringList({ required: true, description: "De 1 a MAX_RECEIPTS líneas 'ruc|tipo|serie|numero|fecha|total'." }),
       credencialesSol: t.arg({ type: CredencialesSolInput, required: false, description: 'Credenciales SOL de la empresa (opcional).' }),
     },
     resolve: (_root, { comprobantes, credencialesSol }, ctx) => {
-      const lineas = valid(checkLineas(comprobantes));
+      const lineas = valid(checkLineas(comprobantes, ctx.limits.maxReceipts));
       const credenciales = credencialesSol ? valid(checkCredencialesSol(credencialesSol)) : undefined;
-      return ctx.upstream.validarComprobantesTexto(lineas, credenciales, ctx.call);
+      return validate(lineas, '/validacion-multiple-cpe-v2', ctx, (part) =>
+        ctx.upstream.validarComprobantesTexto(part, credenciales, ctx.call),
+      );
     },
   }),
 }));

@@ -7,10 +7,8 @@ import type { ComprobanteBody } from '../upstream/schemas.js';
  */
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
-export const MAX_COMPROBANTES = 100;
 export const MAX_RUCS = 100;
 export const MSG_RUC_INCORRECTO = 'El RUC es incorrecto';
-export const MSG_MAX_COMPROBANTES = 'Enviar máximo 100 comprobantes por consulta.';
 export const MSG_MAX_RUCS = 'Enviar máximo 100 RUC por consulta.';
 
 const RUC_PREFIXES = new Set(['10', '15', '16', '17', '20']);
@@ -66,9 +64,9 @@ const FIELD_ORDER = Object.keys(FIELD_RULES) as FieldName[];
 
 export type ComprobanteInput = Record<FieldName, string>;
 
-function checkList<T>(list: readonly T[], what: string): string | undefined {
-  if (list.length === 0) return `Enviar al menos un ${what}.`;
-  if (list.length > MAX_COMPROBANTES) return MSG_MAX_COMPROBANTES;
+function checkList<T>(list: readonly T[], max: number): string | undefined {
+  if (list.length === 0) return 'Enviar al menos un comprobante.';
+  if (list.length > max) return `Enviar máximo ${max} comprobantes por consulta (MAX_RECEIPTS).`;
   return undefined;
 }
 
@@ -88,8 +86,8 @@ function summarize(problems: string[]): string {
 }
 
 /** Validates receipt objects and returns them in the upstream's snake_case shape (fields trimmed). */
-export function checkComprobantes(list: readonly ComprobanteInput[]): Checked<ComprobanteBody[]> {
-  const listProblem = checkList(list, 'comprobante');
+export function checkComprobantes(list: readonly ComprobanteInput[], max: number): Checked<ComprobanteBody[]> {
+  const listProblem = checkList(list, max);
   if (listProblem) return { ok: false, message: listProblem };
   const problems: string[] = [];
   const bodies = list.map((raw, i) => {
@@ -108,8 +106,8 @@ export function checkComprobantes(list: readonly ComprobanteInput[]): Checked<Co
 }
 
 /** Validates `ruc|tipo|serie|numero|fecha|total` lines; they are sent exactly as given. */
-export function checkLineas(lines: readonly string[]): Checked<string[]> {
-  const listProblem = checkList(lines, 'comprobante');
+export function checkLineas(lines: readonly string[], max: number): Checked<string[]> {
+  const listProblem = checkList(lines, max);
   if (listProblem) return { ok: false, message: listProblem };
   const problems: string[] = [];
   lines.forEach((line, i) => {

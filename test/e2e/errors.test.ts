@@ -72,13 +72,13 @@ describe('local checks: no upstream call', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
-  it('more than 100 receipts is INVALID_INPUT with the upstream wording', async () => {
-    const f = await failure(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 101 }, () => RECEIPT) });
-    expect(f).toMatchObject({ code: 'INVALID_INPUT', message: 'Enviar máximo 100 comprobantes por consulta.' });
+  it('more receipts than MAX_RECEIPTS is INVALID_INPUT with the upstream wording and the setting', async () => {
+    const f = await failure(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 1001 }, () => RECEIPT) });
+    expect(f).toMatchObject({ code: 'INVALID_INPUT', message: 'Enviar máximo 1000 comprobantes por consulta (MAX_RECEIPTS).' });
     const g = await failure(ValidarComprobantesTextoDocument, {
-      comprobantes: Array.from({ length: 101 }, () => '20100123453|01|F001|1532|2026-10-01|1180.00'),
+      comprobantes: Array.from({ length: 1001 }, () => '20100123453|01|F001|1532|2026-10-01|1180.00'),
     });
-    expect(g).toMatchObject({ code: 'INVALID_INPUT', message: 'Enviar máximo 100 comprobantes por consulta.' });
+    expect(g).toMatchObject({ code: 'INVALID_INPUT', message: 'Enviar máximo 1000 comprobantes por consulta (MAX_RECEIPTS).' });
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 

@@ -96,7 +96,7 @@ const CASES: [string, () => Promise<Raw>][] = [
     () =>
       post(JSON.stringify({ query: 'query($n: String!) { licencia(numLicencia: $n) { nombres } }', variables: { n: 'Q'.repeat(90_000) } })),
   ],
-  ['a body over the size limit', () => post(JSON.stringify({ query: '{ __typename }', variables: { x: 'x'.repeat(200_000) } }))],
+  ['a body over the size limit', () => post(JSON.stringify({ query: '{ __typename }', variables: { x: 'x'.repeat(300_000) } }))],
   ['a lying Content-Length', () => raw('POST', '/graphql', { ...JSON_HEADERS, 'content-length': '-5' })],
   [
     'deeply nested list literals',

@@ -179,10 +179,12 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect(stack.sandbox.calls.length).toBeLessThanOrEqual(6);
   });
 
-  it('leaves a list over its own limit of 100 to INVALID_INPUT with the contract message', async () => {
-    const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 101 }, () => RECEIPT) });
+  it('leaves a list over its own limit to INVALID_INPUT with the contract message', async () => {
+    const small = await startStack({ sharedSandbox: stack.sandbox, env: { MAX_RECEIPTS: '50' } });
+    const { body } = await small.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 51 }, () => RECEIPT) });
+    await small.close();
     expect(codes(body)).toEqual(['INVALID_INPUT']);
-    expect(body.errors?.[0]?.message).toBe('Enviar máximo 100 comprobantes por consulta.');
+    expect(body.errors?.[0]?.message).toBe('Enviar máximo 50 comprobantes por consulta (MAX_RECEIPTS).');
     const rucs = await stack.gql(ContribuyentesDocument, { rucs: manyRucs(101) });
     expect(codes(rucs.body)).toEqual(['INVALID_INPUT']);
     expect(stack.sandbox.calls).toHaveLength(0);
