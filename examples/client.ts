@@ -113,8 +113,9 @@ async function demo() {
       },
     ],
   });
+  // In input order; null where the receipt's upstream call failed (its error says which receipts).
   for (const c of validacion.data?.validarComprobantes?.comprobantes ?? []) {
-    console.log(`comprobante ${c.serieDocumento}-${c.numeroDocumento}: ${c.comprobanteEstadoDescripcion ?? '?'}`);
+    console.log(c ? `comprobante ${c.serieDocumento}-${c.numeroDocumento}: ${c.comprobanteEstadoDescripcion ?? '?'}` : 'comprobante sin resultado');
   }
 }
 
