@@ -1,13 +1,15 @@
 /**
  * A small typed client of the gateway: the TypedDocumentNode documents that `npm run codegen`
- * generates from operations/*.graphql, plain `fetch`, and errors narrowed by
- * `extensions.code` (the schema's ErrorCode enum).
+ * generates from operations/*.graphql (with their hashes, operations/trusted/), plain `fetch`,
+ * and errors narrowed by `extensions.code` (the schema's ErrorCode enum).
  *
  *   GATEWAY_URL=http://localhost:4000/graphql GATEWAY_TOKEN=sandbox-pro npx tsx examples/client.ts
+ *   GATEWAY_DOCUMENT_IDS=1 ...   against a gateway with TRUSTED_DOCUMENTS: documentIds only
  */
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import { EjemploDocument, ValidarComprobantesDocument, type ErrorCode } from '../operations/generated.js';
+import type { ErrorCode } from '../operations/generated.js';
+import { EjemploDocument, ValidarComprobantesDocument } from '../operations/trusted/graphql.js';
 
 /** One error of the gateway, as the contract describes it. */
 export interface GatewayError {
@@ -30,12 +32,23 @@ export interface Result<R> {
   cost: Cost | undefined;
 }
 
-/** Sends one typed operation; the result's type follows the document. */
-export async function execute<R, V>(url: string, token: string, document: TypedDocumentNode<R, V>, variables: V): Promise<Result<R>> {
+/**
+ * Sends one typed operation; the result's type follows the document. With `documentIds`, only
+ * the document's hash goes (its `documentId`, from operations/trusted/), as a gateway with
+ * TRUSTED_DOCUMENTS requires; otherwise the document itself.
+ */
+export async function execute<R, V>(
+  url: string,
+  token: string,
+  document: TypedDocumentNode<R, V>,
+  variables: V,
+  options: { documentIds?: boolean } = {},
+): Promise<Result<R>> {
+  const documentId = (document as { __meta__?: { hash?: string } }).__meta__?.hash;
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: print(document), variables }),
+    body: JSON.stringify(options.documentIds && documentId ? { documentId, variables } : { query: print(document), variables }),
   });
   const body = (await response.json()) as { data?: R | null; errors?: GatewayError[]; extensions?: { cost?: Cost } };
   return { data: body.data, errors: body.errors ?? [], cost: body.extensions?.cost };
@@ -78,7 +91,12 @@ export function advice(error: GatewayError): string {
     case 'GRAPHQL_VALIDATION_FAILED':
     case 'BAD_REQUEST':
     case 'CSRF_HEADER_REQUIRED':
+    case 'PERSISTED_QUERY_MISMATCH':
       return 'a bug to report';
+    case 'PERSISTED_QUERY_NOT_FOUND':
+      return 'send the document with its hash';
+    case 'DOCUMENT_NOT_TRUSTED':
+      return 'this gateway runs only the documents it ships with: send their documentId';
     default: {
       // A code this client does not know yet (the enum may grow): fall back on `retryable`.
       const unknown: never = code;
@@ -90,32 +108,42 @@ export function advice(error: GatewayError): string {
 async function demo() {
   const url = process.env['GATEWAY_URL'] ?? 'http://localhost:4000/graphql';
   const token = process.env['GATEWAY_TOKEN'] ?? 'sandbox-pro';
+  // For a gateway started with TRUSTED_DOCUMENTS=operations/trusted/persisted-documents.json.
+  const documentIds = process.env['GATEWAY_DOCUMENT_IDS'] === '1';
 
-  const ejemplo = await execute(url, token, EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
+  const ejemplo = await execute(url, token, EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' }, { documentIds });
   // Typed: `contribuyente` may be null, `detalle` too; `nombres` is string | null.
   console.log(`contribuyente: ${ejemplo.data?.contribuyente?.nombreORazonSocial ?? '(none)'}`);
   console.log(`actividades: ${ejemplo.data?.contribuyente?.detalle?.actividadesEconomicas.join('; ') ?? '(none)'}`);
   console.log(`licencia: ${ejemplo.data?.licencia?.nombres ?? '(none)'} ${ejemplo.data?.licencia?.apellidoPaterno ?? ''}`);
   console.log(`cost: ${JSON.stringify(ejemplo.cost)}`);
 
-  const malo = await execute(url, token, EjemploDocument, { ruc: '20100123454', numLicencia: 'Q46779354' });
+  const malo = await execute(url, token, EjemploDocument, { ruc: '20100123454', numLicencia: 'Q46779354' }, { documentIds });
   for (const error of malo.errors) console.log(`error ${error.extensions.code} at ${error.path?.join('.')}: ${advice(error)}`);
 
-  const validacion = await execute(url, token, ValidarComprobantesDocument, {
-    comprobantes: [
-      {
-        rucEmisor: '20100123453',
-        codigoTipoDocumento: '01',
-        serieDocumento: 'F001',
-        numeroDocumento: '1532',
-        fechaDeEmision: '2026-10-01',
-        total: '1180.00',
-      },
-    ],
-  });
+  const validacion = await execute(
+    url,
+    token,
+    ValidarComprobantesDocument,
+    {
+      comprobantes: [
+        {
+          rucEmisor: '20100123453',
+          codigoTipoDocumento: '01',
+          serieDocumento: 'F001',
+          numeroDocumento: '1532',
+          fechaDeEmision: '2026-10-01',
+          total: '1180.00',
+        },
+      ],
+    },
+    { documentIds },
+  );
   // In input order; null where the receipt's upstream call failed (its error says which receipts).
   for (const c of validacion.data?.validarComprobantes?.comprobantes ?? []) {
-    console.log(c ? `comprobante ${c.serieDocumento}-${c.numeroDocumento}: ${c.comprobanteEstadoDescripcion ?? '?'}` : 'comprobante sin resultado');
+    console.log(
+      c ? `comprobante ${c.serieDocumento}-${c.numeroDocumento}: ${c.comprobanteEstadoDescripcion ?? '?'}` : 'comprobante sin resultado',
+    );
   }
 }
 

@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'DIRECTIVE_LIMIT_EXCEEDED'
   /** El documento consultado no existe en el servicio (HTTP 404). */
   | 'DOCUMENT_NOT_FOUND'
+  /** Con TRUSTED_DOCUMENTS solo se ejecutan los documentos del manifiesto, por su documentId o su hash (HTTP 400). */
+  | 'DOCUMENT_NOT_TRUSTED'
   /** El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito. */
   | 'FORBIDDEN'
   /** El documento GraphQL no se pudo analizar. */
@@ -38,6 +40,10 @@ export type ErrorCode =
   | 'OPERATION_NOT_SUPPORTED'
   /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable. */
   | 'OVERLOADED'
+  /** El hash de la consulta persistida (APQ) no corresponde al documento enviado. */
+  | 'PERSISTED_QUERY_MISMATCH'
+  /** El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash. */
+  | 'PERSISTED_QUERY_NOT_FOUND'
   /** Las consultas restantes del plan no alcanzan (HTTP 429). */
   | 'QUOTA_EXCEEDED'
   /** El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413). */

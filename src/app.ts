@@ -10,6 +10,8 @@ import { createFastPath, usePluginList, type FastPath } from './http/fast-path.j
 import type { HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
 import { useSecretVariables } from './pipeline/secret-variables.js';
+import { usePersistedDocuments } from './pipeline/persisted.js';
+import { memoryApqStore, redisApqStore } from './data/apq-store.js';
 import { useHealth } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { Metrics } from './telemetry/metrics.js';
@@ -73,6 +75,8 @@ export function createApp(config: Config, options: AppOptions): App {
       },
     });
   const store = 'store' in options ? options.store : createStore(config, logger);
+  // Registered queries are shared where lookups are: through Redis when there is one.
+  const apqStore = config.cache.redisUrl && !config.trustedDocuments ? redisApqStore(config.cache.redisUrl) : memoryApqStore();
   const lookups = new Lookups(upstream, {
     store,
     keep: config.cache.enabled,
@@ -146,6 +150,8 @@ export function createApp(config: Config, options: AppOptions): App {
     landingPage: false,
     // Our /health answers with JSON (src/health.ts); Yoga's own stays out of the way.
     healthCheckEndpoint: '/__yoga_health',
+    // A trusted document is named by `documentId` (src/pipeline/persisted.ts).
+    extraParamNames: ['documentId'],
     // One operation per request: a batch of N would multiply every per-operation limit by N.
     batching: false,
     // The body is read, limited and parsed in src/http-server.ts, before Yoga.
@@ -187,12 +193,14 @@ export function createApp(config: Config, options: AppOptions): App {
       done(useNoNullOrigin()),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
+      // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
+      usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
       // Variables of a secret type checked before graphql-js could print their values.
       useSecretVariables(),
       // 6. graphql-js executes, keys in selection order.
       useExecutor(),
       // 7. Close the upstream pools and the cache store with the app.
-      { onDispose: () => Promise.all([upstream.close(), store?.close(), tracing?.shutdown()]).then(() => undefined) },
+      { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
       useDocumentCache(),
       // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
@@ -104,6 +105,21 @@ export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
   /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
   HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
+  /** A trusted-documents manifest (JSON: hash -> document): only its documents run. @default unset: any document, and automatic persisted queries */
+  TRUSTED_DOCUMENTS: z
+    .string()
+    .transform((path, ctx) => {
+      try {
+        const manifest: unknown = JSON.parse(readFileSync(path, 'utf8'));
+        const ok = typeof manifest === 'object' && manifest !== null && Object.values(manifest).every((d) => typeof d === 'string');
+        if (ok && Object.keys(manifest).length > 0) return manifest as Record<string, string>;
+        ctx.addIssue({ code: 'custom', message: `${path} no es un objeto JSON de hash a documento` });
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: `no se pudo leer ${path}: ${(error as Error).message}` });
+      }
+      return z.NEVER;
+    })
+    .optional(),
   /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
 });
@@ -168,6 +184,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     keySecret: e.CACHE_KEY_SECRET,
   },
   httpFastPath: e.HTTP_FAST_PATH === 'on',
+  trustedDocuments: e.TRUSTED_DOCUMENTS,
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   workers: e.WORKERS ?? availableParallelism(),
   shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -1,0 +1,44 @@
+import { useAPQ } from '@graphql-yoga/plugin-apq';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { ApqStore } from '../data/apq-store.js';
+
+/** A document named by `documentId` (the trusted-documents convention) or by its APQ hash. */
+function documentIdOf(params: GraphQLParams): string | null {
+  const documentId = (params as GraphQLParams & { documentId?: unknown }).documentId;
+  if (typeof documentId === 'string') return documentId;
+  const persisted = params.extensions?.['persistedQuery'] as { sha256Hash?: unknown } | undefined;
+  return typeof persisted?.sha256Hash === 'string' ? persisted.sha256Hash : null;
+}
+
+const refused = (message: string) => ({
+  message,
+  extensions: { code: 'DOCUMENT_NOT_TRUSTED', retryable: false, http: { status: 400 } },
+});
+
+/**
+ * Persisted documents, one of two ways.
+ *
+ * With a manifest (TRUSTED_DOCUMENTS: hash -> document, as GraphQL Code Generator's client
+ * preset writes it), only its documents run, named by `documentId` or by the APQ hash; any
+ * other request is refused before parsing, so it costs no upstream call.
+ *
+ * Without one, automatic persisted queries: a hash the store has not seen answers
+ * `PersistedQueryNotFound` (Apollo Client's and urql's cue to send the document), a hash sent
+ * with its document is checked against it and kept, and from then on the hash alone will do.
+ */
+export function usePersistedDocuments(options: { manifest?: Readonly<Record<string, string>> | undefined; store: ApqStore }): Plugin {
+  const { manifest } = options;
+  if (!manifest) return useAPQ({ store: options.store, responseConfig: { forceStatusCodeOk: true } });
+  return usePersistedOperations({
+    allowArbitraryOperations: false,
+    extractPersistedOperationId: documentIdOf,
+    // The client preset's keys are `sha256:<hex>`; an APQ hash is the bare hex.
+    getPersistedOperation: (id) => manifest[id] ?? manifest[`sha256:${id}`] ?? null,
+    customErrors: {
+      notFound: refused('El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).'),
+      keyNotFound: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId.'),
+      persistedQueryOnly: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.'),
+    },
+  });
+}

@@ -1,0 +1,157 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { Client, fetchExchange } from '@urql/core';
+import { persistedExchange } from '@urql/exchange-persisted';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { memoryApqStore } from '../../src/data/apq-store.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
+
+const QUERY = 'query Uno($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial } }';
+const HASH = createHash('sha256').update(QUERY).digest('hex');
+const VARIABLES = { ruc: '20100123453' };
+const MANIFEST = 'operations/trusted/persisted-documents.json';
+
+async function post(stack: Stack, body: unknown) {
+  const res = await fetch(`${stack.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions: Record<string, unknown> }[] },
+  };
+}
+const apq = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
+
+const stacks: Stack[] = [];
+const open = async (env: Record<string, string> = {}, sharedSandbox?: Sandbox) => {
+  const stack = await startStack({ env, ...(sharedSandbox ? { sharedSandbox } : {}) });
+  stacks.push(stack);
+  return stack;
+};
+afterEach(async () => {
+  while (stacks.length) await stacks.pop()!.close();
+});
+
+describe('automatic persisted queries', () => {
+  it('answers an unknown hash with PersistedQueryNotFound, checks a hash against its query, then takes the hash alone (POST and GET)', async () => {
+    const stack = await open();
+    const unknown = await post(stack, { extensions: apq(HASH), variables: VARIABLES });
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.errors?.[0]).toMatchObject({
+      message: 'PersistedQueryNotFound',
+      extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', retryable: false },
+    });
+
+    const wrong = await post(stack, { query: QUERY, extensions: apq('0'.repeat(64)), variables: VARIABLES });
+    expect(wrong.body.errors?.[0]?.extensions).toMatchObject({ code: 'PERSISTED_QUERY_MISMATCH' });
+    expect(stack.sandbox.calls).toHaveLength(0);
+
+    const registered = await post(stack, { query: QUERY, extensions: apq(HASH), variables: VARIABLES });
+    expect(registered.body).toMatchObject({ data: { contribuyente: { ruc: '20100123453' } } });
+    const alone = await post(stack, { extensions: apq(HASH), variables: VARIABLES });
+    expect(alone.body).toMatchObject({ data: { contribuyente: { ruc: '20100123453' } } });
+
+    const params = new URLSearchParams({ extensions: JSON.stringify(apq(HASH)), variables: JSON.stringify(VARIABLES) });
+    const get = await fetch(`${stack.url}/graphql?${params}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await get.json()).toMatchObject({ data: { contribuyente: { ruc: '20100123453' } } });
+    // Three operations ran (CACHE=off): three calls; the refusals made none.
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(3);
+  });
+
+  it("work with urql's persistedExchange, persisted queries as GET: the document is sent once", async () => {
+    const stack = await open();
+    const sent: string[] = [];
+    const client = new Client({
+      url: `${stack.url}/graphql`,
+      exchanges: [persistedExchange({ preferGetForPersistedQueries: true }), fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${TOKEN}` } },
+      fetch: (input, init) => {
+        sent.push(
+          `${init?.method ?? 'GET'} ${String(input).includes('query=') || String(init?.body ?? '').includes('"query"') ? 'with document' : 'hash only'}`,
+        );
+        return fetch(input, init);
+      },
+    });
+    for (let i = 0; i < 2; i++) {
+      const result = await client.query(QUERY, VARIABLES, { requestPolicy: 'network-only' }).toPromise();
+      expect(result.error).toBeUndefined();
+      expect(result.data).toMatchObject({ contribuyente: { ruc: '20100123453' } });
+    }
+    expect(sent).toEqual(['GET hash only', 'GET with document', 'GET hash only']);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it('keeps registered documents within a bound in characters, older ones out first', () => {
+    const store = memoryApqStore(1000);
+    for (let i = 0; i < 10; i++) store.set(`h${i}`, 'x'.repeat(300));
+    expect(store.get('h0')).toBeUndefined();
+    expect(store.get('h9')).toBe('x'.repeat(300));
+  });
+
+  describe('through Redis', () => {
+    let redis: RedisServer;
+    afterAll(() => redis?.stop());
+    it('a document registered on one instance is known to another', async () => {
+      redis = await startRedis();
+      const sandbox = await startSandbox();
+      const env = { REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-of-sixteen-chars' };
+      const [a, b] = [await open(env, sandbox), await open(env, sandbox)];
+      await post(a, { query: QUERY, extensions: apq(HASH), variables: VARIABLES });
+      expect((await post(b, { extensions: apq(HASH), variables: VARIABLES })).body).toMatchObject({
+        data: { contribuyente: { ruc: '20100123453' } },
+      });
+      await Promise.all(stacks.splice(0).map((s) => s.close()));
+      await sandbox.close();
+    });
+  });
+});
+
+describe('trusted documents (TRUSTED_DOCUMENTS)', () => {
+  const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, string>;
+  const [ejemploId, ejemplo] = Object.entries(manifest).find(([, doc]) => doc.includes('query Ejemplo'))!;
+
+  it('runs a document of the manifest by documentId or by its APQ hash, and refuses any other with no upstream call', async () => {
+    const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+    const variables = { ruc: '20100123453', numLicencia: 'Q46779354' };
+    const byId = await post(stack, { documentId: ejemploId, variables });
+    expect(byId.body.errors).toBeUndefined();
+    expect(byId.body.data).toMatchObject({ contribuyente: { ruc: '20100123453' }, licencia: { nombres: 'ROSA ELENA' } });
+    const byHash = await post(stack, { extensions: apq(ejemploId.replace(/^sha256:/, '')), variables });
+    expect(byHash.body.errors).toBeUndefined();
+    const callsOfTrusted = stack.sandbox.calls.length;
+    expect(callsOfTrusted).toBeGreaterThan(0);
+
+    for (const refused of [
+      { query: ejemplo, variables },
+      { query: QUERY, variables: VARIABLES },
+      { documentId: 'sha256:0000', variables },
+      { query: QUERY, extensions: apq(HASH), variables: VARIABLES },
+    ]) {
+      const { status, body } = await post(stack, refused);
+      expect(status).toBe(400);
+      expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'DOCUMENT_NOT_TRUSTED', retryable: false });
+    }
+    expect(stack.sandbox.calls).toHaveLength(callsOfTrusted);
+  });
+
+  it('serves the example client, which sends documentIds', async () => {
+    const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/client.ts'], {
+      env: { PATH: process.env['PATH'], GATEWAY_URL: `${stack.url}/graphql`, GATEWAY_TOKEN: TOKEN, GATEWAY_DOCUMENT_IDS: '1' },
+      timeout: 30_000,
+    });
+    expect(stdout).toContain('contribuyente: COMERCIAL ANDINA S.A.C.');
+    expect(stdout).toContain('comprobante F001-1532: ACEPTADO');
+  });
+
+  it('stops the start with a clear message when the manifest cannot be read', async () => {
+    await expect(open({ TRUSTED_DOCUMENTS: 'no/such/file.json' })).rejects.toThrow(
+      /TRUSTED_DOCUMENTS: no se pudo leer no\/such\/file.json/,
+    );
+  });
+});
