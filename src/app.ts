@@ -14,6 +14,7 @@ import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, redisApqStore } from './data/apq-store.js';
 import { useHealth } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import { RedisStore } from './data/redis-store.js';
@@ -199,6 +200,8 @@ export function createApp(config: Config, options: AppOptions): App {
       useSecretVariables(),
       // 6. graphql-js executes, keys in selection order.
       useExecutor(),
+      // @defer and @stream, delivered over multipart/mixed or text/event-stream.
+      useDeferStream(),
       // 7. Close the upstream pools and the cache store with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.

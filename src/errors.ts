@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapAsyncIterator, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
 import { UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
 
 /**
@@ -224,11 +224,26 @@ export function resultWithContract<R>(result: R): R {
   return result;
 }
 
-/** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`. */
+/**
+ * One part of an incremental answer, its errors and those of each `incremental` entry masked
+ * as Yoga masks a single result's (Yoga does not reach into the parts), then typed.
+ */
+function partWithContract<P>(part: P): P {
+  const mask = <E extends { errors?: readonly unknown[] }>(entry: E): E =>
+    entry.errors?.length
+      ? { ...entry, errors: entry.errors.map((e) => (e instanceof GraphQLError ? maskError(e, 'Unexpected error.') : e)) }
+      : entry;
+  const fixed = resultWithContract(mask(part as P & { errors?: readonly unknown[] })) as P & {
+    incremental?: readonly { errors?: readonly unknown[] }[];
+  };
+  return fixed.incremental ? { ...fixed, incremental: fixed.incremental.map((entry) => resultWithContract(mask(entry))) } : fixed;
+}
+
+/** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`; each part of a stream too. */
 export function useErrorContract(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
-      setResult(resultWithContract(result));
+      setResult(isAsyncIterable(result) ? mapAsyncIterator(result, partWithContract) : resultWithContract(result));
     },
   };
 }

@@ -206,7 +206,8 @@ export function createFastPath(
     if (req.method !== 'POST' || req.url !== graphqlPath || !isJson(req.headers['content-type'])) return undefined;
     const mediaType = mediaTypeOf(req.headers.accept);
     const params = mediaType ? paramsOf(body) : undefined;
-    if (!mediaType || !params) return undefined;
+    // An incremental answer (@defer, @stream) is Yoga's to send: a cheap look, before parsing.
+    if (!mediaType || !params || params.query.includes('@defer') || params.query.includes('@stream')) return undefined;
     options.onTaken?.();
     return respond(req, res, mediaType, params).catch((error: unknown) => {
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.

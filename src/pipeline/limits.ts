@@ -107,14 +107,22 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
         });
         return;
       }
+      // The bound the operation was checked against, and what it really spent: on the answer,
+      // or on the last part of an incremental one.
+      const withCost = <R extends { extensions?: Record<string, unknown> }>(result: R): R => {
+        const cost = state ? { estimated, limit: max, ...spent(state) } : { estimated, limit: max };
+        // Object.assign, not `{ ...result, extensions }`: on Node 20's V8 a spread followed by
+        // more properties takes a slow path (docs/performance.md).
+        return Object.assign({}, result, { extensions: Object.assign({}, result.extensions, { cost }) });
+      };
       return {
         onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
-          // The bound the operation was checked against, and what it really spent.
-          const cost = state ? { estimated, limit: max, ...spent(state) } : { estimated, limit: max };
-          // Object.assign, not `{ ...result, extensions }`: on Node 20's V8 a spread followed by
-          // more properties takes a slow path (docs/performance.md).
-          setResult(Object.assign({}, result, { extensions: Object.assign({}, result.extensions, { cost }) }));
+          if (!(Symbol.asyncIterator in result)) return setResult(withCost(result));
+          return {
+            onNext: ({ result: part, setResult: setPart }) => {
+              if ((part as { hasNext?: boolean }).hasNext === false) setPart(withCost(part));
+            },
+          };
         },
       };
     },

@@ -1,5 +1,5 @@
-import { getOperationAST, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import { finalAsyncIterator, isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { requestState, spent } from './request-state.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -55,6 +55,28 @@ export class OperationReport {
     state.operationType = operation?.operation;
   }
 
+  /**
+   * An incremental answer (@defer, @stream): the same stream, whose parts' error codes are
+   * gathered as they go out, and whose report is written once its last part has (`end` only
+   * sets the request id then).
+   */
+  stream<T>(request: Request, parts: AsyncIterable<T>): AsyncIterable<T> {
+    const state = requestState(request);
+    state.streaming = { status: undefined };
+    const gather = (part: T) => {
+      const p = part as { data?: unknown; errors?: readonly GraphQLError[]; incremental?: readonly { errors?: readonly GraphQLError[] }[] };
+      if (p.data !== undefined && p.data !== null) state.executed = true;
+      for (const e of p.errors ?? []) state.errorCodes.push(String(e.extensions?.['code']));
+      for (const entry of p.incremental ?? []) for (const e of entry.errors ?? []) state.errorCodes.push(String(e.extensions?.['code']));
+      return part;
+    };
+    return finalAsyncIterator(mapAsyncIterator(parts, gather), () => {
+      const status = state.streaming?.status ?? 200;
+      state.streaming = undefined;
+      this.end(request, status);
+    });
+  }
+
   /** The final result (after the error contract): its error codes, and whether it ran. */
   result(request: Request, result: MaybeStream): void {
     // A stream reports no codes; a batch, each result's. One loop, with no array or callback
@@ -77,6 +99,11 @@ export class OperationReport {
   end(request: Request, status: number): string {
     const state = requestState(request);
     if (!state.isOperation) return state.id;
+    // A stream's report waits for its last part.
+    if (state.streaming) {
+      state.streaming.status = status;
+      return state.id;
+    }
     const seconds = (performance.now() - state.startedAt) / 1000;
     const outcome = !state.executed ? 'rejected' : state.errorCodes.length ? 'error' : 'ok';
     const cost = spent(state);
@@ -128,7 +155,10 @@ export function useOperationReport(report: OperationReport, graphqlPath: string)
     // Decided once, from the URL Yoga has already parsed.
     onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
     onExecute: ({ args }) => report.executing(args),
-    onResultProcess: ({ request, result }) => report.result(request, result),
+    onResultProcess: ({ request, result, setResult }) => {
+      if (isAsyncIterable(result)) setResult(report.stream(request, result));
+      else report.result(request, result);
+    },
     onResponse({ request, response }) {
       response.headers.set('x-request-id', report.end(request, response.status));
     },

@@ -13,6 +13,8 @@ export interface RequestState {
   operationType: string | undefined;
   /** The operation ran (there is `data`), as opposed to refused before execution. */
   executed: boolean;
+  /** An incremental answer still going out, and the status it went with: its report waits for its end. */
+  streaming: { status: number | undefined } | undefined;
   /** The operation's span, when tracing is on. */
   span: Span | undefined;
   /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
@@ -51,6 +53,7 @@ export function requestState(request: Request): RequestState {
       operationName: undefined,
       operationType: undefined,
       executed: false,
+      streaming: undefined,
       span: undefined,
       estimatedCost: undefined,
       upstreamCalls: [],

@@ -193,7 +193,9 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
     const fields = body as Record<string, unknown>;
-    return op.startsWith('/validacion') ? batch(op, auth[1]!, fields) : lookup(op, auth[1]!, fields);
+    const answer = op.startsWith('/validacion') ? batch(op, auth[1]!, fields) : lookup(op, auth[1]!, fields);
+    const slower = faults.pathLatencyMs?.[op];
+    return slower ? { ...answer, delayMs: (answer.delayMs ?? 0) + slower } : answer;
   }
 
   const server: Server = createServer((req, res) => {

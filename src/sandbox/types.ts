@@ -23,6 +23,8 @@ export interface SandboxOptions {
 export interface SandboxFaults {
   /** Added to every answer. */
   latencyMs?: number;
+  /** Added to every answer of one operation: `{ '/ruc-sunat': 1500 }`, a slow detailed record. */
+  pathLatencyMs?: Partial<Record<string, number>>;
   /** The next N calls answer 503, whatever they ask; then normal service. */
   failNext?: number;
   rates?: Partial<Record<FaultKind, number>>;

@@ -60,6 +60,10 @@ describe('GraphiQL in a real browser', () => {
       timeout: 30_000,
     });
     expect(await text()).toContain('ROSA ELENA');
+    // The deferred detailed record arrives in a later part, and GraphiQL shows it too.
+    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('SOCIEDAD ANONIMA CERRADA'), undefined, {
+      timeout: 30_000,
+    });
 
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: SCREENSHOT });

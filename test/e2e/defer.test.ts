@@ -1,0 +1,172 @@
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startStack, TOKEN, type Stack } from '../helpers.js';
+
+/**
+ * @defer over multipart/mixed and text/event-stream: the summary at once, the slow detailed
+ * record (/ruc-sunat, 1.5 s here) in a later part, with the error contract, the cost and the
+ * operation's report across the parts.
+ */
+const DETAIL_MS = 1500;
+const QUERY = `query Resumen($ruc: String!) {
+  contribuyente(ruc: $ruc) { ruc nombreORazonSocial ... @defer(label: "detalle") { detalle { tipoContribuyente } } }
+}`;
+const RUC = '20100123453';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ env: { UPSTREAM_RETRIES: '0' } });
+});
+afterAll(() => stack.close());
+beforeEach(() => {
+  stack.sandbox.reset();
+  stack.sandbox.setFaults({ pathLatencyMs: { '/ruc-sunat': DETAIL_MS } });
+});
+
+interface Part {
+  at: number;
+  json: {
+    data?: unknown;
+    incremental?: { data?: unknown; path?: unknown[]; errors?: { extensions: Record<string, unknown> }[] }[];
+    hasNext?: boolean;
+    extensions?: Record<string, unknown>;
+  };
+}
+
+/** Posts the query asking for `accept`, and reads the answer's parts as they arrive, each with its time. */
+async function parts(accept: string, onFirst?: () => void): Promise<{ contentType: string; parts: Part[] }> {
+  const started = performance.now();
+  const res = await fetch(`${stack.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query: QUERY, variables: { ruc: RUC } }),
+  });
+  const found: Part[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    // Each JSON part stands on a line of its own (multipart) or after `data: ` (SSE).
+    for (;;) {
+      const match = /^(?:data: )?(\{.*\})\r?$/m.exec(text);
+      if (!match) break;
+      found.push({ at: performance.now() - started, json: JSON.parse(match[1]!) as Part['json'] });
+      if (found.length === 1) onFirst?.();
+      text = text.slice(match.index + match[0].length);
+    }
+  }
+  return { contentType: res.headers.get('content-type') ?? '', parts: found };
+}
+
+describe('@defer', () => {
+  for (const accept of ['multipart/mixed; deferSpec=20220824, application/json', 'text/event-stream']) {
+    it(`sends the summary well before the slow detail, over ${accept.split(';')[0]}`, async () => {
+      const { contentType, parts: got } = await parts(accept);
+      expect(contentType).toContain(accept.split(';')[0]);
+      expect(got.length).toBeGreaterThanOrEqual(2);
+      const [first, last] = [got[0]!, got.at(-1)!];
+      expect(first.json).toMatchObject({
+        data: { contribuyente: { ruc: RUC, nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.' } },
+        hasNext: true,
+      });
+      expect(first.at).toBeLessThan(DETAIL_MS / 2);
+      expect(last.at).toBeGreaterThanOrEqual(DETAIL_MS - 50);
+      expect(last.json).toMatchObject({
+        hasNext: false,
+        incremental: [{ data: { detalle: { tipoContribuyente: 'SOCIEDAD ANONIMA CERRADA' } }, path: ['contribuyente'] }],
+        // What the whole operation spent, on its last part.
+        extensions: { cost: { estimated: 2, queries: 2, upstreamCalls: 2 } },
+      });
+      expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(stack.sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
+      // The operation's line is written once its last part has gone, with both calls.
+      await new Promise((r) => setTimeout(r, 50));
+      const line = stack.logs
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l['msg'] === 'operation' && l['operation'] === 'Resumen')
+        .at(-1);
+      expect(line).toMatchObject({ upstreamCalls: 2, queries: 2, errors: [] });
+      expect(line!['durationMs']).toBeGreaterThanOrEqual(DETAIL_MS - 50);
+    });
+  }
+
+  it('types an error in a deferred part with its code and retryable flag, and reports it', async () => {
+    const { parts: got } = await parts('multipart/mixed', () => stack.sandbox.setFaults({ failNext: 5 }));
+    expect(got[0]!.json).toMatchObject({ data: { contribuyente: { ruc: RUC } }, hasNext: true });
+    const last = got.at(-1)!.json;
+    expect(last.hasNext).toBe(false);
+    expect(last.incremental?.[0]?.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+    await new Promise((r) => setTimeout(r, 50));
+    const line = stack.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l['msg'] === 'operation')
+      .at(-1);
+    expect(line).toMatchObject({ errors: ['UPSTREAM_UNAVAILABLE'] });
+  });
+
+  it('streams a list field with @stream: the first items in the first part, the rest after, in order', async () => {
+    const rucs = ['20100123453', '20501234568', '20602345671'];
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({
+        query: 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) @stream(initialCount: 1) { ruc } }',
+        variables: { rucs },
+      }),
+    });
+    const json = [...(await res.text()).matchAll(/^(\{.*\})\r?$/gm)].map((m) => JSON.parse(m[1]!) as Part['json']);
+    expect(json[0]).toMatchObject({ data: { contribuyentes: [{ ruc: rucs[0] }] }, hasNext: true });
+    const later = json
+      .slice(1)
+      .flatMap((p) => p.incremental ?? [])
+      .flatMap((i) => (i as { items?: { ruc: string }[] }).items ?? []);
+    expect(later.map((c) => c.ruc)).toEqual(rucs.slice(1));
+    expect(json.at(-1)).toMatchObject({ hasNext: false, extensions: { cost: { estimated: 3, queries: 3 } } });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(3);
+  });
+
+  it('keeps the cost limit: an incremental operation over MAX_OPERATION_COST makes no call', async () => {
+    const rucs = Array.from({ length: 101 }, (_, i) => `a${i}: contribuyente(ruc: "${RUC}") { ruc ... @defer { detalle { ruc } } }`);
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ query: `{ ${rucs.join(' ')} }` }),
+    });
+    const text = await res.text();
+    expect(text).toMatch(/ALIAS_LIMIT_EXCEEDED|COST_LIMIT_EXCEEDED/);
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('reaches Apollo Client (its defer support) with the summary first and the detail later', async () => {
+    const client = new ApolloClient({
+      link: new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` } }),
+      cache: new InMemoryCache(),
+      incrementalHandler: new Defer20220824Handler(),
+    });
+    const started = performance.now();
+    const seen: { at: number; detalle: unknown; nombre: unknown }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const subscription = client.watchQuery({ query: gql(QUERY), variables: { ruc: RUC } }).subscribe({
+        next: (result) => {
+          const c = (result.data as { contribuyente?: { nombreORazonSocial?: string; detalle?: unknown } } | undefined)?.contribuyente;
+          if (!c) return;
+          seen.push({ at: performance.now() - started, detalle: c.detalle, nombre: c.nombreORazonSocial });
+          if (c.detalle) {
+            subscription.unsubscribe();
+            resolve();
+          }
+        },
+        error: reject,
+      });
+    });
+    const [first, last] = [seen[0]!, seen.at(-1)!];
+    expect(first).toMatchObject({ nombre: 'COMERCIAL ANDINA S.A.C.', detalle: undefined });
+    expect(first.at).toBeLessThan(DETAIL_MS / 2);
+    expect(last.detalle).toEqual({ __typename: 'ContribuyenteDetalle', tipoContribuyente: 'SOCIEDAD ANONIMA CERRADA' });
+    expect(last.at).toBeGreaterThanOrEqual(DETAIL_MS - 50);
+  });
+});
