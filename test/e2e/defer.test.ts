@@ -1,5 +1,6 @@
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
+import { Client, fetchExchange } from '@urql/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startStack, TOKEN, type Stack } from '../helpers.js';
 
@@ -139,6 +140,29 @@ describe('@defer', () => {
     const text = await res.text();
     expect(text).toMatch(/ALIAS_LIMIT_EXCEEDED|COST_LIMIT_EXCEEDED/);
     expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it("reaches urql's fetchExchange with the summary first and the detail later", async () => {
+    const client = new Client({
+      url: `${stack.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${TOKEN}` } },
+    });
+    const started = performance.now();
+    const seen: { at: number; detalle: unknown }[] = [];
+    await new Promise<void>((resolve) => {
+      const { unsubscribe } = client.query(QUERY, { ruc: RUC }).subscribe((result) => {
+        const c = (result.data as { contribuyente?: { detalle?: unknown } } | undefined)?.contribuyente;
+        if (c) seen.push({ at: performance.now() - started, detalle: c.detalle });
+        if (!result.hasNext && c?.detalle) {
+          unsubscribe();
+          resolve();
+        }
+      });
+    });
+    expect(seen[0]!.detalle).toBeUndefined();
+    expect(seen[0]!.at).toBeLessThan(DETAIL_MS / 2);
+    expect(seen.at(-1)!.detalle).toEqual({ tipoContribuyente: 'SOCIEDAD ANONIMA CERRADA' });
   });
 
   it('reaches Apollo Client (its defer support) with the summary first and the detail later', async () => {

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -83,6 +85,30 @@ describe('automatic persisted queries', () => {
       expect(result.data).toMatchObject({ contribuyente: { ruc: '20100123453' } });
     }
     expect(sent).toEqual(['GET hash only', 'GET with document', 'GET hash only']);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
+  });
+
+  it("work with Apollo Client's PersistedQueryLink: the hash first, the document once", async () => {
+    const stack = await open();
+    const sent: string[] = [];
+    const client = new ApolloClient({
+      link: new PersistedQueryLink({ sha256: (q: string) => createHash('sha256').update(q).digest('hex') }).concat(
+        new HttpLink({
+          uri: `${stack.url}/graphql`,
+          headers: { authorization: `Bearer ${TOKEN}` },
+          fetch: (input, init) => {
+            sent.push(String(init?.body ?? '').includes('"query"') ? 'with document' : 'hash only');
+            return fetch(input, init);
+          },
+        }),
+      ),
+      cache: new InMemoryCache(),
+    });
+    for (let i = 0; i < 2; i++) {
+      const result = await client.query({ query: gql(QUERY), variables: VARIABLES, fetchPolicy: 'network-only' });
+      expect(result.data).toMatchObject({ contribuyente: { ruc: '20100123453' } });
+    }
+    expect(sent).toEqual(['hash only', 'with document', 'hash only']);
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
   });
 
