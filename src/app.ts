@@ -11,7 +11,7 @@ import type { HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
 import { useSecretVariables } from './pipeline/secret-variables.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
-import { memoryApqStore, redisApqStore } from './data/apq-store.js';
+import { memoryApqStore, redisApqStore, type ApqStore } from './data/apq-store.js';
 import { useHealth } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
@@ -34,6 +34,8 @@ export interface AppOptions {
   tracing?: Tracing;
   /** Where lookups meet, instead of one built from config (a cluster worker's: the primary's). */
   store?: LookupStore | undefined;
+  /** Where persisted queries are kept, instead of one built from config (a cluster worker's: the primary's). */
+  apqStore?: ApqStore;
   /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
   metrics?: Metrics;
   /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
@@ -77,7 +79,8 @@ export function createApp(config: Config, options: AppOptions): App {
     });
   const store = 'store' in options ? options.store : createStore(config, logger);
   // Registered queries are shared where lookups are: through Redis when there is one.
-  const apqStore = config.cache.redisUrl && !config.trustedDocuments ? redisApqStore(config.cache.redisUrl) : memoryApqStore();
+  const apqStore =
+    options.apqStore ?? (config.cache.redisUrl && !config.trustedDocuments ? redisApqStore(config.cache.redisUrl) : memoryApqStore());
   const lookups = new Lookups(upstream, {
     store,
     keep: config.cache.enabled,

@@ -141,6 +141,8 @@ function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServer
     if (res.headersSent) return;
     const body = bodyFor(req, Buffer.concat(chunks, size));
     if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
+    // Yoga would take `{}` or `[]` for no body at all, and read the spent stream again.
+    if (isEmptyJson(body)) return refuse(res, 400, 'BAD_REQUEST', 'Falta el documento GraphQL: envíe query (o documentId).');
     done(body);
   });
 }
@@ -162,6 +164,9 @@ function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
   }
   return raw;
 }
+
+const isEmptyJson = (body: unknown) =>
+  typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && Object.keys(body).length === 0;
 
 /** A JSON body that does not parse. */
 const NOT_JSON = Symbol('not JSON');

@@ -1,5 +1,59 @@
-import { BREAK, execute, visit, type DocumentNode, type ExecutionArgs } from 'graphql';
+import {
+  BREAK,
+  execute,
+  getDirectiveValues,
+  getOperationAST,
+  getVariableValues,
+  visit,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLError,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { gatewayError } from '../errors.js';
+
+/** An `Accept` that can take an incremental answer (multipart/mixed or text/event-stream, or a wildcard). */
+const STREAMS = /multipart\/(mixed|\*)|text\/(event-stream|\*)|\*\/\*/i;
+
+/**
+ * Why an incremental document cannot run as asked, before any resolver (and so any call):
+ * an `Accept` that takes no stream (Yoga would run it, bill it, then answer an empty 406), or
+ * an `@stream` with a negative `initialCount` (graphql-tools fails on it mid-execution).
+ */
+function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
+  const accept = (args.contextValue as { request?: Request }).request?.headers.get('accept');
+  if (accept && !STREAMS.test(accept)) {
+    return gatewayError(
+      'BAD_REQUEST',
+      'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).',
+      {
+        extensions: { http: { status: 406 } },
+      },
+    );
+  }
+  const stream = args.schema.getDirective('stream');
+  const operation = getOperationAST(args.document, args.operationName);
+  // The variables as execution will see them, defaults filled in (a failure to coerce is execution's to report).
+  const coerced = getVariableValues(
+    args.schema,
+    operation?.variableDefinitions ?? [],
+    (args.variableValues ?? {}) as Record<string, unknown>,
+  );
+  const variables = coerced.coerced ?? {};
+  let negative = false;
+  visit(args.document, {
+    Field(node) {
+      if (!stream || !node.directives?.some((d) => d.name.value === 'stream')) return undefined;
+      const values = getDirectiveValues(stream, node, variables);
+      if (typeof values?.['initialCount'] === 'number' && values['initialCount'] < 0) {
+        negative = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return negative ? gatewayError('INVALID_INPUT', 'El initialCount de @stream no puede ser negativo.') : undefined;
+}
 
 /** Whether a document asks for incremental delivery, worked out once per parsed document. */
 const incremental = new WeakMap<DocumentNode, boolean>();
@@ -36,8 +90,10 @@ function isIncremental(document: DocumentNode): boolean {
 export function useExecutor(): Plugin {
   const graphqlJs = execute as (args: ExecutionArgs) => unknown;
   return {
-    onExecute: ({ args, setExecuteFn }) => {
-      if (!isIncremental(args.document)) setExecuteFn(graphqlJs as never);
+    onExecute: ({ args, setExecuteFn, setResultAndStopExecution }) => {
+      if (!isIncremental(args.document)) return setExecuteFn(graphqlJs as never);
+      const refusal = incrementalRefusal(args);
+      if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
   };
 }

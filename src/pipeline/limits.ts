@@ -44,6 +44,8 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
       // Introspection is left out: GraphiQL's own query is 21 deep as Armor counts, costs no
       // upstream call, and its size is held by MAX_TOKENS. Our own types nest 3 deep at most.
       ignoreIntrospection: true,
+      // Depth is fields within fields: a fragment or an inline fragment (where @defer goes) adds none.
+      flattenFragments: true,
       ...reject('DEPTH_LIMIT_EXCEEDED', (found) => `La operación tiene profundidad ${found}; el máximo es ${limits.maxDepth} (MAX_DEPTH).`),
     }),
     maxAliasesPlugin({

@@ -3,13 +3,18 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { ApqStore } from '../data/apq-store.js';
 
-/** A document named by `documentId` (the trusted-documents convention) or by its APQ hash. */
-function documentIdOf(params: GraphQLParams): string | null {
-  const documentId = (params as GraphQLParams & { documentId?: unknown }).documentId;
+/** A document named by `documentId` (the trusted-documents convention: in the body, or in a GET's query string) or by its APQ hash. */
+function documentIdOf(params: GraphQLParams, request: Request): string | null {
+  const documentId =
+    (params as GraphQLParams & { documentId?: unknown }).documentId ??
+    (request.method === 'GET' ? new URL(request.url).searchParams.get('documentId') : undefined);
   if (typeof documentId === 'string') return documentId;
   const persisted = params.extensions?.['persistedQuery'] as { sha256Hash?: unknown } | undefined;
   return typeof persisted?.sha256Hash === 'string' ? persisted.sha256Hash : null;
 }
+
+/** The manifest's own entry: a name such as `__proto__` or `constructor` is no document. */
+const own = (manifest: Readonly<Record<string, string>>, id: string) => (Object.hasOwn(manifest, id) ? manifest[id] : undefined);
 
 const refused = (message: string) => ({
   message,
@@ -34,7 +39,7 @@ export function usePersistedDocuments(options: { manifest?: Readonly<Record<stri
     allowArbitraryOperations: false,
     extractPersistedOperationId: documentIdOf,
     // The client preset's keys are `sha256:<hex>`; an APQ hash is the bare hex.
-    getPersistedOperation: (id) => manifest[id] ?? manifest[`sha256:${id}`] ?? null,
+    getPersistedOperation: (id) => own(manifest, id) ?? own(manifest, `sha256:${id}`) ?? null,
     customErrors: {
       notFound: refused('El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).'),
       keyNotFound: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId.'),

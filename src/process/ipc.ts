@@ -7,6 +7,7 @@ import cluster, { type Worker } from 'node:cluster';
 interface Message {
   type?: string;
   id?: number;
+  payload?: unknown;
   reply?: unknown;
   error?: string;
 }
@@ -16,8 +17,8 @@ let next = 0;
 const waiting = new Map<number, { resolve: (reply: unknown) => void; reject: (error: Error) => void }>();
 let listening = false;
 
-/** In a worker: asks the primary `topic` and resolves with its answer. */
-export function askPrimary<T>(topic: string): Promise<T> {
+/** In a worker: asks the primary `topic` (with `payload`) and resolves with its answer. */
+export function askPrimary<T>(topic: string, payload?: unknown): Promise<T> {
   if (!listening) {
     listening = true;
     process.on('message', (message: Message) => {
@@ -31,16 +32,16 @@ export function askPrimary<T>(topic: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const id = next++;
     waiting.set(id, { resolve: resolve as (reply: unknown) => void, reject });
-    process.send!({ type: `${PREFIX}${topic}`, id });
+    process.send!({ type: `${PREFIX}${topic}`, id, payload });
   });
 }
 
-/** In the primary: answers every worker's `topic` question with `answer()`. */
-export function answerWorkers(topic: string, answer: () => unknown): void {
+/** In the primary: answers every worker's `topic` question with `answer(payload)`. */
+export function answerWorkers(topic: string, answer: (payload: unknown) => unknown): void {
   cluster.on('message', (worker: Worker, message: Message) => {
     if (message?.type !== `${PREFIX}${topic}` || message.id === undefined) return;
     Promise.resolve()
-      .then(answer)
+      .then(() => answer(message.payload))
       .then(
         (reply) => worker.send({ type: `${PREFIX}reply`, id: message.id, reply }),
         (error: Error) => worker.send({ type: `${PREFIX}reply`, id: message.id, error: error.message }),

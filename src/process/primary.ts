@@ -5,6 +5,8 @@ import { createMemoryStore, storeKind } from '../app.js';
 import type { Config } from '../config.js';
 import { serveWorkers } from '../data/cluster-store.js';
 import type { Sandbox } from '../sandbox/server.js';
+import { memoryApqStore } from '../data/apq-store.js';
+import { serveApqToWorkers } from './apq.js';
 import { answerWorkers } from './ipc.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
@@ -30,6 +32,8 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
   // The workers' lookups meet here, unless they meet in Redis.
   if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   answerWorkers(SETUP, () => setup);
+  // Persisted queries meet here too, unless in Redis.
+  if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore());
   // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
   // gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();

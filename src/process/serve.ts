@@ -9,6 +9,7 @@ import { ClusterStore } from '../data/cluster-store.js';
 import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
+import { clusterApqStore } from './apq.js';
 import { askPrimary } from './ipc.js';
 import { METRICS } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
@@ -36,6 +37,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     ...(cluster.isWorker ? { metricsText: () => askPrimary<string>(METRICS) } : {}),
     ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
     ...(cluster.isWorker && storeKind(config.cache) === 'memory' ? { store: new ClusterStore() } : {}),
+    ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A count, not a Set of the responses: in a long-lived Set, responses outlived their end (docs/performance.md).

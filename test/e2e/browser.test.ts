@@ -39,7 +39,7 @@ describe('GraphiQL in a real browser', () => {
   it('loads, runs the example with the sandbox token in the headers pane, and shows the taxpayer', { timeout: 60_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const failed: string[] = [];
-    page.on('requestfailed', (r) => failed.push(r.url()));
+    page.on('requestfailed', (r) => failed.push(`${r.url()} ${r.failure()?.errorText ?? ''}`));
     await page.goto(gateway.url, { waitUntil: 'load' });
 
     const run = page.locator('.graphiql-execute-button');
@@ -67,7 +67,9 @@ describe('GraphiQL in a real browser', () => {
 
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: SCREENSHOT });
-    // Everything it needed came from the gateway itself.
-    expect(failed).toEqual([]);
+    // Everything it needed came from the gateway itself. GraphiQL's fetcher may cancel the
+    // multipart answer once its last part (hasNext: false) is in, before the closing boundary:
+    // Chromium counts that as an aborted request, after the detail has rendered (above).
+    expect(failed.filter((f) => f !== `${new URL('/graphql', gateway.url).href} net::ERR_ABORTED`)).toEqual([]);
   });
 });

@@ -130,6 +130,30 @@ describe('@defer', () => {
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(3);
   });
 
+  it('refuses, typed and before any call, an incremental document whose Accept takes no stream, and a negative initialCount', async () => {
+    const asJson = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ query: QUERY, variables: { ruc: RUC } }),
+    });
+    expect(asJson.status).toBe(406);
+    expect(await asJson.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', retryable: false } }] });
+    for (const [variables, initialCount] of [
+      ['', '-1'],
+      ['($n: Int = -5)', '$n'],
+    ]) {
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({
+          query: `query${variables} { contribuyentes(rucs: ["20100123453", "20501234568"]) @stream(initialCount: ${initialCount}) { ruc } }`,
+        }),
+      });
+      expect(await res.text()).toContain('"code":"INVALID_INPUT"');
+    }
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
   it('keeps the cost limit: an incremental operation over MAX_OPERATION_COST makes no call', async () => {
     const rucs = Array.from({ length: 101 }, (_, i) => `a${i}: contribuyente(ruc: "${RUC}") { ruc ... @defer { detalle { ruc } } }`);
     const res = await fetch(`${stack.url}/graphql`, {

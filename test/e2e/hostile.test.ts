@@ -201,6 +201,22 @@ describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang
     });
   }
 
+  it('an empty JSON object or array is a typed 400 in Spanish that quotes nothing of the parser', async () => {
+    for (const body of ['{}', '[]']) {
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      const answer = (await res.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect(answer.errors[0]).toEqual({
+        message: 'Falta el documento GraphQL: envíe query (o documentId).',
+        extensions: { code: 'BAD_REQUEST', retryable: false },
+      });
+    }
+  });
+
   it('a keep-alive client refused with 413 mid-body is not left hanging on its next request', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const url = new URL(stack.url);

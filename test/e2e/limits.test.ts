@@ -191,6 +191,22 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
   });
 });
 
+describe('depth counts fields within fields', () => {
+  it('adds nothing for a fragment or an inline fragment (where @defer goes), and still refuses real depth', async () => {
+    const { body } = await stack.gql(
+      `{ contribuyente(ruc: "20100123453") { ...F } }
+      fragment F on Contribuyente { ... on Contribuyente { detalle { ...G } } }
+      fragment G on ContribuyenteDetalle { ... on ContribuyenteDetalle { ... { ruc } } }`,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({ contribuyente: { detalle: { ruc: '20100123453' } } });
+    const shallow = await startStack({ sharedSandbox: stack.sandbox, env: { MAX_DEPTH: '2' } });
+    const deep = await shallow.gql(`{ contribuyente(ruc: "20100123453") { ...F } } fragment F on Contribuyente { detalle { ruc } }`);
+    await shallow.close();
+    expect(codes(deep.body)).toEqual(['DEPTH_LIMIT_EXCEEDED']);
+  });
+});
+
 describe('browser safety', () => {
   it('refuses a simple (non-preflighted) POST with neither a token nor the CSRF header with a typed 403', async () => {
     const res = await fetch(`${stack.url}/graphql`, {

@@ -165,6 +165,23 @@ describe('trusted documents (TRUSTED_DOCUMENTS)', () => {
     expect(stack.sandbox.calls).toHaveLength(callsOfTrusted);
   });
 
+  it('takes documentId on GET too, and no name off the prototype chain', async () => {
+    const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+    const [id] = Object.entries(manifest).find(([, doc]) => doc.includes('query Contribuyente('))!;
+    const params = new URLSearchParams({ documentId: id, variables: JSON.stringify({ ruc: '20100123453' }) });
+    const get = await fetch(`${stack.url}/graphql?${params}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await get.json()).toMatchObject({ data: { contribuyente: { ruc: '20100123453' } } });
+    const calls = stack.sandbox.calls.length;
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      for (const body of [{ documentId: name }, { extensions: apq(name) }]) {
+        const { status, body: answer } = await post(stack, body);
+        expect(status, name).toBe(400);
+        expect(answer.errors?.[0]?.extensions, name).toMatchObject({ code: 'DOCUMENT_NOT_TRUSTED' });
+      }
+    }
+    expect(stack.sandbox.calls).toHaveLength(calls);
+  });
+
   it('serves the example client, which sends documentIds', async () => {
     const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/client.ts'], {

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -60,6 +62,51 @@ describe('`npm start` with default settings (one worker per core, the built-in s
     expect((await sandboxCalls()) - before).toBe(2);
     expect(total(atOnce, 'upstreamCalls')).toBe(1);
     expect(total(atOnce, 'cacheHits')).toBe(39);
+  });
+});
+
+/** One POST of `body` on a connection of its own, so that requests spread over the workers. */
+function postRaw(url: string, body: unknown): Promise<Answer> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve(JSON.parse(text) as Answer));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('`npm start` with default settings: persisted queries', () => {
+  let gateway: SpawnedGateway;
+  beforeAll(async () => {
+    gateway = await spawnGateway({}, availableParallelism());
+  });
+  afterAll(() => stop(gateway));
+
+  it('knows a registered hash on every worker: the hash alone works on every new connection', async () => {
+    const query = 'query Registrada($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
+    const variables = { r: '20100123453' };
+    expect((await postRaw(gateway.url, { query, extensions, variables })).data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    const mark = gateway.output().length;
+    const alone = await Promise.all(Array.from({ length: 8 }, () => postRaw(gateway.url, { extensions, variables })));
+    for (const a of alone) expect(a.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
   });
 });
 
