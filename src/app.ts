@@ -216,6 +216,9 @@ export function createApp(config: Config, options: AppOptions): App {
       pluginList.last,
     ],
   });
+  if (config.trustedDocuments) {
+    logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
+  }
   const fastPath = config.httpFastPath
     ? createFastPath(yoga, {
         graphqlPath: graphqlEndpoint,

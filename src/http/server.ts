@@ -141,8 +141,10 @@ function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServer
     if (res.headersSent) return;
     const body = bodyFor(req, Buffer.concat(chunks, size));
     if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
-    // Yoga would take `{}` or `[]` for no body at all, and read the spent stream again.
-    if (isEmptyJson(body)) return refuse(res, 400, 'BAD_REQUEST', 'Falta el documento GraphQL: envíe query (o documentId).');
+    // Refused here, typed and in Spanish: Yoga would take `{}` for no body at all (and read the
+    // spent stream again), answer a missing query with a 200, and a batch in English.
+    if (Array.isArray(body)) return refuse(res, 400, 'BAD_REQUEST', 'Una petición lleva una sola operación: no se aceptan lotes (arrays).');
+    if (lacksDocument(body)) return refuse(res, 400, 'BAD_REQUEST', 'Falta el documento GraphQL: envíe query (o documentId).');
     done(body);
   });
 }
@@ -165,8 +167,12 @@ function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
   return raw;
 }
 
-const isEmptyJson = (body: unknown) =>
-  typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && Object.keys(body).length === 0;
+/** A JSON body that names no document: no query, no documentId, no persisted query's hash. */
+const lacksDocument = (body: unknown) =>
+  typeof body === 'object' &&
+  body !== null &&
+  !Buffer.isBuffer(body) &&
+  ['query', 'documentId', 'extensions'].every((k) => (body as Record<string, unknown>)[k] == null);
 
 /** A JSON body that does not parse. */
 const NOT_JSON = Symbol('not JSON');

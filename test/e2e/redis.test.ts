@@ -7,6 +7,13 @@ import { startRedis, startStack, type RedisServer, type Stack } from '../helpers
 
 const SECRET = 'a-secret-shared-by-every-instance';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Until each instance's /ready says its Redis is up (a loaded machine can take more than a fixed wait): at most 10 s. */
+async function untilReady(...stacks: Stack[]): Promise<void> {
+  for (const stack of stacks) {
+    for (let i = 0; i < 100 && (await fetch(`${stack.url}/ready`)).status !== 200; i++) await sleep(100);
+  }
+}
 const cost = (body: { extensions?: Record<string, unknown> }) => body.extensions?.['cost'] as Record<string, number>;
 
 let redis: RedisServer;
@@ -30,7 +37,7 @@ beforeAll(async () => {
   b = await startStack({ sharedSandbox: sandbox, env });
   inspect = new Redis(redis.url, { lazyConnect: false, maxRetriesPerRequest: 1 });
   // Both instances connected before the first lookup.
-  await sleep(200);
+  await untilReady(a, b);
 });
 
 afterAll(async () => {
@@ -148,7 +155,7 @@ describe('CACHE=off with a shared Redis: calls in flight are still shared across
     const env = { CACHE: 'off', REDIS_URL: redis.url, CACHE_KEY_SECRET: SECRET };
     c = await startStack({ sharedSandbox: sandbox, env });
     d = await startStack({ sharedSandbox: sandbox, env });
-    await sleep(300);
+    await untilReady(c, d);
   });
   afterAll(async () => {
     await c.close();
