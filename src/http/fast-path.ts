@@ -141,7 +141,7 @@ export function createFastPath(
       let result: Result | undefined;
       let handler: ParamsHandler = (payload) => run(context, payload.params as Params) as ReturnType<ParamsHandler>;
       for (const hook of onParams) {
-        await hook({
+        const pending = hook({
           params: params as GraphQLParams,
           request,
           setParams: (next) => void (params = next as Params),
@@ -151,6 +151,7 @@ export function createFastPath(
           fetchAPI,
           context,
         });
+        if (pending) await pending;
       }
       result ??= await handler({ request, params: params as GraphQLParams, context });
       for (const hook of onExecutionResult) {

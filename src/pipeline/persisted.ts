@@ -34,7 +34,11 @@ const refused = (message: string) => ({
  */
 export function usePersistedDocuments(options: { manifest?: Readonly<Record<string, string>> | undefined; store: ApqStore }): Plugin {
   const { manifest } = options;
-  if (!manifest) return useAPQ({ store: options.store, responseConfig: { forceStatusCodeOk: true } });
+  if (!manifest) {
+    const apq = useAPQ({ store: options.store, responseConfig: { forceStatusCodeOk: true } });
+    // The plugin's hook is async for every request; nearly none carry a hash, and those skip a promise here.
+    return { onParams: (payload) => (payload.params.extensions?.['persistedQuery'] == null ? undefined : apq.onParams?.(payload)) };
+  }
   return usePersistedOperations({
     allowArbitraryOperations: false,
     extractPersistedOperationId: documentIdOf,
