@@ -1,6 +1,6 @@
 /**
  * A small typed client of the gateway: the TypedDocumentNode documents that `npm run codegen`
- * generates from operations/*.graphql (with their hashes, operations/trusted/), plain `fetch`,
+ * generates from operations/*.graphql (with their hashes, operations/generated/), plain `fetch`,
  * and errors narrowed by `extensions.code` (the schema's ErrorCode enum).
  *
  *   GATEWAY_URL=http://localhost:4000/graphql GATEWAY_TOKEN=sandbox-pro npx tsx examples/client.ts
@@ -8,8 +8,8 @@
  */
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print } from 'graphql';
-import type { ErrorCode } from '../operations/generated.js';
-import { EjemploDocument, ValidarComprobantesDocument } from '../operations/trusted/graphql.js';
+import type { ErrorCode } from '../operations/generated/enums.js';
+import { EjemploDocument, ValidarComprobantesDocument } from '../operations/generated/graphql.js';
 
 /** One error of the gateway, as the contract describes it. */
 export interface GatewayError {
@@ -34,7 +34,7 @@ export interface Result<R> {
 
 /**
  * Sends one typed operation; the result's type follows the document. With `documentIds`, only
- * the document's hash goes (its `documentId`, from operations/trusted/), as a gateway with
+ * the document's hash goes (its `documentId`, from operations/generated/), as a gateway with
  * TRUSTED_DOCUMENTS requires; otherwise the document itself.
  */
 export async function execute<R, V>(
@@ -108,7 +108,7 @@ export function advice(error: GatewayError): string {
 async function demo() {
   const url = process.env['GATEWAY_URL'] ?? 'http://localhost:4000/graphql';
   const token = process.env['GATEWAY_TOKEN'] ?? 'sandbox-pro';
-  // For a gateway started with TRUSTED_DOCUMENTS=operations/trusted/persisted-documents.json.
+  // For a gateway started with TRUSTED_DOCUMENTS=operations/generated/persisted-documents.json.
   const documentIds = process.env['GATEWAY_DOCUMENT_IDS'] === '1';
 
   const ejemplo = await execute(url, token, EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' }, { documentIds });

@@ -227,6 +227,11 @@ export interface OnceAnswer {
 
 /** One operation on a connection of its own (no keep-alive agent), so that node:cluster may hand it to any worker. */
 export function postOnce(url: string, query: string, variables: Record<string, unknown> = {}): Promise<OnceAnswer> {
+  return postBodyOnce(url, { query, variables });
+}
+
+/** Any JSON body (a persisted query's hash, say) the same way. */
+export function postBodyOnce(url: string, body: unknown): Promise<OnceAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -246,7 +251,7 @@ export function postOnce(url: string, query: string, variables: Record<string, u
       },
     );
     req.on('error', reject);
-    req.end(JSON.stringify({ query, variables }));
+    req.end(JSON.stringify(body));
   });
 }
 

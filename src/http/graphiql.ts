@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { EjemploDocument } from '../../operations/generated.js';
+import { EjemploDocument } from '../../operations/generated/graphql.js';
 import { errorBody } from '../errors.js';
 
 /**

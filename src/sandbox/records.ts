@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { ComprobanteBody } from '../upstream/schemas.js';
 import { SLOW_TAXPAYER_NAME, TAXPAYERS, type SandboxTaxpayer } from './data.js';
 
 /** What the sandbox answers with, and the records and receipts it reads and writes, as the REST spec shapes them. */
@@ -34,14 +35,8 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
   res.end(payload);
 }
 
-export interface Receipt {
-  ruc_emisor: string;
-  codigo_tipo_documento: string;
-  serie_documento: string;
-  numero_documento: string;
-  fecha_de_emision: string;
-  total: string;
-}
+/** A receipt as the upstream takes it. */
+export type Receipt = ComprobanteBody;
 const RECEIPT_FIELDS = ['ruc_emisor', 'codigo_tipo_documento', 'serie_documento', 'numero_documento', 'fecha_de_emision', 'total'] as const;
 
 export function fromObject(item: unknown): Receipt | undefined {

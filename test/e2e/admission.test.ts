@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ContribuyentesDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ContribuyentesDocument } from '../../operations/generated/graphql.js';
 import { startStack, TOKEN, type Stack } from '../helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ValidarComprobantesDocument, ValidarComprobantesTextoDocument } from '../../operations/generated.js';
+import { ValidarComprobantesDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { loadConfig } from '../../src/config.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, TOKEN, codes, startStack, type Stack } from '../helpers.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, LicenciaDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, LicenciaDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import type { FaultKind } from '../../src/sandbox/server.js';
 import { startStack, type Stack } from '../helpers.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { MemoryStore } from '../../src/data/store.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';

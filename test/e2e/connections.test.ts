@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument } from '../../operations/generated/graphql.js';
 import { startStack, type Stack } from '../helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

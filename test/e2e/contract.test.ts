@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';

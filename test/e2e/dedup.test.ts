@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyentesDocument, MismoRucDeVariasFormasDocument } from '../../operations/generated.js';
+import { ContribuyentesDocument, MismoRucDeVariasFormasDocument } from '../../operations/generated/graphql.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { startStack, type Stack } from '../helpers.js';
 

@@ -7,7 +7,7 @@ import {
   LicenciaDocument,
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
-} from '../../operations/generated.js';
+} from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { codes, errorAt, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advice, execute } from '../../examples/client.js';
-import { LicenciaDocument } from '../../operations/generated.js';
+import { LicenciaDocument } from '../../operations/generated/graphql.js';
 import { startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyentesDocument, EjemploDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ContribuyentesDocument, EjemploDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import type { FaultKind } from '../../src/sandbox/server.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';
 

@@ -7,7 +7,7 @@ import {
   LicenciaDocument,
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
-} from '../../operations/generated.js';
+} from '../../operations/generated/graphql.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyentesDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ContribuyentesDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { codes, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesTextoDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startStack, type Stack } from '../helpers.js';

@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { Tracing } from '../../src/telemetry/tracing.js';
 import { RECEIPT, startRedis, startStack, type Stack } from '../helpers.js';
-import { ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 
 /** The value of one sample in Prometheus text, or 0 when the series is absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number {

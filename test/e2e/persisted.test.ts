@@ -14,7 +14,7 @@ import { startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../
 const QUERY = 'query Uno($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial } }';
 const HASH = createHash('sha256').update(QUERY).digest('hex');
 const VARIABLES = { ruc: '20100123453' };
-const MANIFEST = 'operations/trusted/persisted-documents.json';
+const MANIFEST = 'operations/generated/persisted-documents.json';
 
 async function post(stack: Stack, body: unknown) {
   const res = await fetch(`${stack.url}/graphql`, {

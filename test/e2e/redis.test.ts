@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
 

@@ -5,7 +5,7 @@ import {
   LicenciaDocument,
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
-} from '../../operations/generated.js';
+} from '../../operations/generated/graphql.js';
 import { RECEIPT, RECEIPT_BODY, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;

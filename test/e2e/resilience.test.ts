@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated.js';
+import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startStack, TOKEN, type Stack } from '../helpers.js';
 

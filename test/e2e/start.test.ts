@@ -1,6 +1,6 @@
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EjemploDocument } from '../../operations/generated.js';
+import { EjemploDocument } from '../../operations/generated/graphql.js';
 import { spawnGateway, type SpawnedGateway } from '../helpers.js';
 
 /** `npm start` as a newcomer runs it: no configuration, so the built-in sandbox. */

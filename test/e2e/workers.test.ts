@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { postOnce, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
+import { postBodyOnce, postOnce, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
@@ -65,31 +64,6 @@ describe('`npm start` with default settings (one worker per core, the built-in s
   });
 });
 
-/** One POST of `body` on a connection of its own, so that requests spread over the workers. */
-function postRaw(url: string, body: unknown): Promise<Answer> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        agent: false,
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(JSON.parse(text) as Answer));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
 describe('`npm start` with default settings: persisted queries', () => {
   let gateway: SpawnedGateway;
   beforeAll(async () => {
@@ -101,10 +75,12 @@ describe('`npm start` with default settings: persisted queries', () => {
     const query = 'query Registrada($r: String!) { contribuyente(ruc: $r) { ruc } }';
     const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
     const variables = { r: '20100123453' };
-    expect((await postRaw(gateway.url, { query, extensions, variables })).data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    expect((await postBodyOnce(gateway.url, { query, extensions, variables })).body.data).toEqual({
+      contribuyente: { ruc: '20100123453' },
+    });
     const mark = gateway.output().length;
-    const alone = await Promise.all(Array.from({ length: 8 }, () => postRaw(gateway.url, { extensions, variables })));
-    for (const a of alone) expect(a.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    const alone = await Promise.all(Array.from({ length: 8 }, () => postBodyOnce(gateway.url, { extensions, variables })));
+    for (const a of alone) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
     await new Promise((r) => setTimeout(r, 200));
     expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
   });
