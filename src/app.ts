@@ -6,8 +6,8 @@ import { maskError, rootCause, useErrorContract, useTypedRefusals } from './erro
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './pipeline/limits.js';
 import { OperationReport, useOperationReport } from './pipeline/operation-report.js';
-import { createFastPath, usePluginList, type FastPath } from './http/fast-path.js';
-import type { HttpApp } from './http/server.js';
+import { createFastPath, usePluginList, type FastPath, type YogaHook } from './http/fast-path.js';
+import { GRAPHQL_PATH, type HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
 import { useSecretVariables } from './pipeline/secret-variables.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
@@ -94,7 +94,7 @@ export function createApp(config: Config, options: AppOptions): App {
     },
   });
   const production = config.nodeEnv === 'production';
-  const graphqlEndpoint = '/graphql';
+  const graphqlEndpoint = GRAPHQL_PATH;
 
   const report = new OperationReport({ logger, metrics, tracing });
   const cors = {
@@ -138,8 +138,8 @@ export function createApp(config: Config, options: AppOptions): App {
 
   const pluginList = usePluginList();
   // Plugins whose Yoga hooks the fast path does the work of itself, each for the reason given.
-  const replicated = new Set<Plugin>();
-  const done = <P extends Plugin>(plugin: P): P => (replicated.add(plugin), plugin);
+  const replicated = new Map<Plugin, readonly YogaHook[]>();
+  const done = <P extends Plugin>(plugin: P, hooks: readonly YogaHook[]): P => (replicated.set(plugin, hooks), plugin);
   const yoga = createYoga<Record<string, never>, Context>({
     schema,
     context: createContextFactory({
@@ -152,15 +152,15 @@ export function createApp(config: Config, options: AppOptions): App {
     }),
     graphqlEndpoint,
     landingPage: false,
-    // Our /health answers with JSON (src/health.ts); Yoga's own stays out of the way.
+    // Our /health answers with JSON (src/http/health.ts); Yoga's own stays out of the way.
     healthCheckEndpoint: '/__yoga_health',
     // A trusted document is named by `documentId` (src/pipeline/persisted.ts).
     extraParamNames: ['documentId'],
     // One operation per request: a batch of N would multiply every per-operation limit by N.
     batching: false,
-    // The body is read, limited and parsed in src/http-server.ts, before Yoga.
+    // The body is read, limited and parsed in src/http/server.ts, before Yoga.
     maxRequestBodySize: false,
-    // Ours instead, in the same place (after every plugin below): src/document-cache.ts.
+    // Ours instead, in the same place (after every plugin below): src/pipeline/document-cache.ts.
     parserAndValidationCache: false,
     cors,
     graphiql: {
@@ -175,7 +175,7 @@ export function createApp(config: Config, options: AppOptions): App {
       // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
       pluginList.first,
       // GET routes only: never a JSON POST to /graphql.
-      done(useGraphiQLAssets()),
+      done(useGraphiQLAssets(), ['onRequest']),
       done(
         useHealth({
           upstream,
@@ -183,18 +183,19 @@ export function createApp(config: Config, options: AppOptions): App {
           metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
           contentType: metrics.registry.contentType,
         }),
+        ['onRequest'],
       ),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       // The fast path applies the same `resultWithContract`.
-      done(useErrorContract()),
+      done(useErrorContract(), ['onResultProcess']),
       // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
       // The fast path calls the same report's begin, result and end.
-      done(useOperationReport(report, graphqlEndpoint)),
+      done(useOperationReport(report, graphqlEndpoint), ['onRequest', 'onResultProcess', 'onResponse']),
       // 4. Browser requests without a CORS preflight must carry the CSRF header.
       // A JSON POST always has its preflight, so the CSRF check lets every one through.
-      done(useCsrfPrevention()),
+      done(useCsrfPrevention(), ['onRequestParse']),
       // The fast path leaves the same header out.
-      done(useNoNullOrigin()),
+      done(useNoNullOrigin(), ['onResponse']),
       // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
       ...useOperationLimits(config.limits, production),
       // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
@@ -205,13 +206,13 @@ export function createApp(config: Config, options: AppOptions): App {
       useExecutor(),
       // @defer and @stream, delivered over multipart/mixed or text/event-stream.
       useDeferStream(),
-      // 7. Close the upstream pools and the cache store with the app.
+      // 7. Close the upstream pools, the stores and tracing with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
       useDocumentCache(),
       // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
       // 415 and 404 only, which the fast path never answers.
-      done(useTypedRefusals()),
+      done(useTypedRefusals(), ['onResponse']),
       ...(options.plugins ?? []),
       pluginList.last,
     ],

@@ -103,7 +103,7 @@ export const EnvSchema = z.object({
   /** @default 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
-  /** Answer JSON POSTs to /graphql straight from node:http (src/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
+  /** Answer JSON POSTs to /graphql straight from node:http (src/http/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
   HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
   /** A trusted-documents manifest (JSON: hash -> document): only its documents run. @default unset: any document, and automatic persisted queries */
   TRUSTED_DOCUMENTS: z

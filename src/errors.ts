@@ -55,6 +55,11 @@ export function gatewayError(code: ErrorCode, message: string, options: GatewayE
   });
 }
 
+/** What the caller is told of a fault of the gateway itself: nothing more. */
+export const INTERNAL_MESSAGE = 'Error interno del gateway.';
+/** What a request off the GraphQL path is told. */
+export const NOT_FOUND_MESSAGE = 'La ruta no existe; el endpoint GraphQL es /graphql.';
+
 /** The JSON body of a request refused before any GraphQL work (413, 408, 503, ...). */
 export function errorBody(code: ErrorCode, message: string): string {
   return JSON.stringify({ errors: [{ message, extensions: { code, retryable: RETRYABLE_BY_DEFAULT.has(code) } }] });
@@ -183,14 +188,14 @@ export function rootCause(error: unknown): unknown {
 /**
  * Yoga's `maskedErrors.maskError`: upstream failures become their contract code;
  * the gateway's own GraphQL errors pass; anything else is masked as INTERNAL_SERVER_ERROR
- * (with the original only when NODE_ENV=development).
+ * (with the original only when NODE_ENV=development), in our words rather than Yoga's.
  */
-export function maskError(error: unknown, message: string, isDev?: boolean): Error {
+export function maskError(error: unknown, _yogasMessage: string, isDev?: boolean): Error {
   const cause = rootCause(error);
   if (cause instanceof UpstreamError) {
     return upstreamToGraphQLError(cause, error instanceof GraphQLError ? error : undefined);
   }
-  return yogaMaskError(error, 'Error interno del gateway.', isDev);
+  return yogaMaskError(error, INTERNAL_MESSAGE, isDev);
 }
 
 /** Adds `code` and `retryable` where an error lacks them (Yoga's and graphql-js's own). */
@@ -250,7 +255,7 @@ export function useErrorContract(): Plugin {
 
 /** What Yoga answers with an empty body (415 for a content type it cannot read, 404 off /graphql), typed. */
 const EMPTY_REFUSALS: Record<number, { code: ErrorCode; message: string }> = {
-  404: { code: 'NOT_FOUND', message: 'La ruta no existe; el endpoint GraphQL es /graphql.' },
+  404: { code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE },
   415: {
     code: 'BAD_REQUEST',
     message: 'Tipo de contenido no admitido: envíe Content-Type: application/json (o una consulta GET con ?query=).',

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-node/server';
 import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
 import { createGraphQLError, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { errorBody, resultWithContract } from '../errors.js';
+import { INTERNAL_MESSAGE, errorBody, resultWithContract } from '../errors.js';
 import { NodeRequest, isJson, mediaTypeOf, paramsOf, type Params } from './fast-path-request.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 
@@ -30,8 +30,8 @@ export interface FastPathOptions {
   graphqlPath: string;
   /** Every plugin the app added to Yoga's own (`usePluginList().between()`), those they added included. */
   plugins: readonly Plugin[];
-  /** Those whose Yoga hooks this path does the work of itself (the report, the error contract, ...). */
-  replicated: ReadonlySet<Plugin>;
+  /** The Yoga hooks of those plugins whose work this path does itself (the report's, the error contract's, ...), hook by hook. */
+  replicated: ReadonlyMap<Plugin, readonly YogaHook[]>;
   report: OperationReport;
   cors: CORSOptions;
   maskError: (error: unknown, message: string, isDev?: boolean) => Error;
@@ -44,8 +44,11 @@ export interface FastPathOptions {
 
 /** Yoga's hooks around an operation, beyond envelop's (which run here as in Yoga, through `getEnveloped`). */
 const YOGA_HOOKS = ['onRequest', 'onRequestParse', 'onParams', 'onExecutionResult', 'onResultProcess', 'onResponse'] as const;
+export type YogaHook = (typeof YOGA_HOOKS)[number];
 /** Those this path runs for any plugin, as Yoga does. */
 const RUN_HERE: ReadonlySet<string> = new Set(['onParams', 'onExecutionResult']);
+/** Instrumentation around envelop's own steps, which `getEnveloped` runs here as in Yoga; Yoga's others (request, operation, ...) it does not. */
+const ENVELOP_INSTRUMENTATION: ReadonlySet<string> = new Set(['init', 'parse', 'validate', 'context', 'execute', 'subscribe']);
 
 /**
  * The plugins between its two markers, once envelop has set them up (and so with those they
@@ -71,11 +74,13 @@ export function usePluginList(): { first: Plugin; last: Plugin; between(): reado
   };
 }
 
-/** Throws, naming it, when a plugin has a Yoga hook this path would not run: a new plugin is never skipped in silence. */
-function refuseUnrunHooks(plugins: readonly Plugin[], replicated: ReadonlySet<Plugin>): void {
+/** Throws, naming it, when a plugin has a Yoga hook this path would not run: a new plugin or hook is never skipped in silence. */
+function refuseUnrunHooks(plugins: readonly Plugin[], replicated: ReadonlyMap<Plugin, readonly YogaHook[]>): void {
   plugins.forEach((plugin, i) => {
-    if (replicated.has(plugin)) return;
-    const unrun = YOGA_HOOKS.filter((hook) => plugin[hook] !== undefined && !RUN_HERE.has(hook));
+    const done = replicated.get(plugin) ?? [];
+    const unrun: string[] = YOGA_HOOKS.filter((hook) => plugin[hook] !== undefined && !RUN_HERE.has(hook) && !done.includes(hook));
+    for (const step of Object.keys(plugin.instrumentation ?? {}))
+      if (!ENVELOP_INSTRUMENTATION.has(step)) unrun.push(`instrumentation.${step}`);
     if (unrun.length > 0)
       throw new Error(
         `HTTP_FAST_PATH: plugin ${i + 1} of the app's has ${unrun.join(', ')}, which the fast path does not run; ` +
@@ -214,7 +219,7 @@ export function createFastPath(
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
       options.logError(error);
       if (res.headersSent) return void res.destroy();
-      const text = errorBody('INTERNAL_SERVER_ERROR', 'Error interno del gateway.');
+      const text = errorBody('INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE);
       res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
     });

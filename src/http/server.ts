@@ -3,7 +3,10 @@ import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 import { SERVICE_ROUTES } from './health.js';
 import type { Config } from '../config.js';
-import { errorBody, type ErrorCode } from '../errors.js';
+import { NOT_FOUND_MESSAGE, errorBody, type ErrorCode } from '../errors.js';
+
+/** The one GraphQL endpoint. */
+export const GRAPHQL_PATH = '/graphql';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {
@@ -13,8 +16,6 @@ export interface HttpApp {
 
 /** The server's limits, as configured (src/config.ts says what each means). */
 export type HttpServerOptions = Config['http'] & {
-  /** @default '/graphql' */
-  graphqlPath?: string;
   /** Told of every request refused here, by its code (metrics count them). */
   onRefused?: (code: ErrorCode) => void;
 };
@@ -37,7 +38,6 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * through web streams.
  */
 export function createHttpServer(app: HttpApp, options: HttpServerOptions): Server {
-  const graphqlPath = options.graphqlPath ?? '/graphql';
   const { yoga, fastPath } = app;
   // A count, not a queue: past the bound a request is refused at once, never kept waiting.
   let active = 0;
@@ -59,12 +59,12 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
       if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void yoga(req, res);
       // The address alone, typed into a browser, opens GraphiQL.
       if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
-        res.writeHead(302, { location: graphqlPath, 'content-length': 0 });
+        res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
         return void res.end();
       }
       // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
-      if (path !== graphqlPath) {
-        const message = `La ruta no existe; el endpoint GraphQL es ${graphqlPath}.`;
+      if (path !== GRAPHQL_PATH) {
+        const message = NOT_FOUND_MESSAGE;
         // A body sent there is not read beyond the bounds of a refused upload.
         return METHODS_WITH_BODY.has(req.method ?? '')
           ? refuseUpload(req, res, 404, 'NOT_FOUND', message)

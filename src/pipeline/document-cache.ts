@@ -11,10 +11,9 @@ export interface DocumentCacheOptions {
 
 /**
  * Yoga's parser and validation cache (`useParserAndValidationCache`), with the same keys and
- * results, minus its per-request cost: Yoga names the validation rules on every request
- * (`rules.map((r) => r.name).join(",")`: 30 rules, graphql's 27 and Armor's 3, handed over
- * by envelop one by one) and looks that 700-character string up in an LRU. Here the rule
- * list is compared with the one seen last, and its key is only built when it changed.
+ * results, minus its per-request cost: Yoga names every validation rule on every request and
+ * looks that long string up in an LRU (docs/performance.md). Here the rule list is compared
+ * with the one seen last, and its key is only built when it changed.
  *
  * Parsed documents are kept in an LRU by their text, bounded by the text's size (a parsed
  * document takes many times its text), so that anyone, token or not, can fill it with large

@@ -81,11 +81,9 @@ function isIncremental(document: DocumentNode): boolean {
  * graphql-js 16 cannot run `@defer` or `@stream`: a document that uses them runs on Yoga's
  * default executor (@graphql-tools/executor), which delivers them incrementally.
  *
- * graphql-jit ran here before, compiling a document on its third run. It was cheaper
- * (docs/performance.md), but its answers differed from graphql-js's from the
- * compile on: errors without `locations`, `data` before `errors`, fragment fields after the
- * others, and variable errors in its own words (naming the wrong variable). The same document
- * must get the same answer every run (test/e2e/executors.test.ts), so graphql-js runs everything.
+ * Not graphql-jit, though cheaper: its answers differed from graphql-js's once it compiled a
+ * document, and the same document must get the same answer every run (test/e2e/executors.test.ts;
+ * the history is in docs/performance.md).
  */
 export function useExecutor(): Plugin {
   const graphqlJs = execute as (args: ExecutionArgs) => unknown;

@@ -54,7 +54,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
         'ALIAS_LIMIT_EXCEEDED',
         (found) =>
           `La operación usa ${found} alias; el máximo es ${limits.maxAliases} (MAX_ALIASES). ` +
-          'Para consultar muchos RUC use contribuyentes(rucs: [...]), hasta 100 RUC en un solo campo.',
+          'Para consultar muchos RUC use contribuyentes(rucs: [...]), un solo campo.',
       ),
     }),
     maxDirectivesPlugin({

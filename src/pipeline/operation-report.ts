@@ -21,8 +21,8 @@ const NONE: readonly ExecutionResult[] = [];
  * headers, variables or bodies: nothing that could hold a token or SOL credentials is ever
  * handed to the logger, a label or an attribute.
  *
- * Its four steps are called by the Yoga plugin below and by the node:http fast path
- * (src/fast-path.ts), so both paths report alike.
+ * Its steps are called by the Yoga plugin below and by the node:http fast path
+ * (src/http/fast-path.ts), so both paths report alike.
  */
 export class OperationReport {
   readonly #lineLogger: Logger;

@@ -2,6 +2,7 @@ import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { ApqStore } from '../data/apq-store.js';
+import { gatewayError } from '../errors.js';
 
 /** A document named by `documentId` (the trusted-documents convention: in the body, or in a GET's query string) or by its APQ hash. */
 function documentIdOf(params: GraphQLParams, request: Request): string | null {
@@ -16,10 +17,7 @@ function documentIdOf(params: GraphQLParams, request: Request): string | null {
 /** The manifest's own entry: a name such as `__proto__` or `constructor` is no document. */
 const own = (manifest: Readonly<Record<string, string>>, id: string) => (Object.hasOwn(manifest, id) ? manifest[id] : undefined);
 
-const refused = (message: string) => ({
-  message,
-  extensions: { code: 'DOCUMENT_NOT_TRUSTED', retryable: false, http: { status: 400 } },
-});
+const refused = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', message, { extensions: { http: { status: 400 } } });
 
 /**
  * Persisted documents, one of two ways.

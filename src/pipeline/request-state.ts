@@ -34,8 +34,8 @@ export function spent(state: RequestState): { queries: number; upstreamCalls: nu
 
 /**
  * The state rides on the request object itself, under a symbol no one else knows, rather than
- * in a WeakMap: an insertion into a WeakMap per request, and the ephemeron work it gives the
- * garbage collector, cost ten times a property (docs/performance.md).
+ * in a WeakMap, whose insertion per request and ephemeron work for the garbage collector were a
+ * measured cost (docs/performance.md).
  */
 const STATE = Symbol('gateway.requestState');
 type WithState = Request & { [STATE]?: RequestState };

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 
 /**
  * Questions a cluster worker asks its primary over node:cluster's IPC channel, each answered
- * once: the worker's setup at start, and every worker's metrics for a scrape.
+ * once: the worker's setup at start, every worker's metrics for a scrape, the persisted queries.
  */
 interface Message {
   type?: string;

@@ -1,4 +1,4 @@
-import { PLAN_COST } from '../upstream/billing.js';
+import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS, type TriggerName } from './data.js';
@@ -114,7 +114,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   function batch(op: string, token: string, body: Record<string, unknown>): Answer {
     const list = body['comprobantes'];
     if (!Array.isArray(list) || list.length === 0) return fail(400, 'invalid_input', 'El parámetro comprobantes es requerido');
-    if (list.length > 100) return fail(400, 'invalid_input', 'Enviar máximo 100 comprobantes por consulta.');
+    if (list.length > RECEIPTS_PER_CALL) return fail(400, 'invalid_input', `Enviar máximo ${RECEIPTS_PER_CALL} comprobantes por consulta.`);
     const receipts = list.map((item) => (op.endsWith('-v2') ? fromLine(item) : fromObject(item)));
     if (receipts.some((r) => r === undefined)) return fail(400, 'invalid_input', 'Comprobante con formato incorrecto');
     const issuerTrigger = receipts.map((r) => TRIGGER_BY_KEY.get(r!.ruc_emisor)).find((n) => n && n !== 'notFound');

@@ -4,7 +4,7 @@ import { inChunks } from '../data/chunks.js';
 import { chunkError, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { DEFAULT_MAX_RECEIPTS } from '../config.js';
 import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
 import { billed } from '../pipeline/billed.js';
@@ -20,9 +20,6 @@ interface Validacion {
   /** The first receipt of a failed call holds its error (one per call); the others of that call are null. */
   entries: (ComprobanteValidadoRecord | GraphQLError | null)[];
 }
-
-/** Most receipts the upstream takes in one call (rest-api.md). */
-const RECEIPTS_PER_CALL = 100;
 
 /**
  * Sends a checked batch in calls of at most RECEIPTS_PER_CALL and puts the answers together.
@@ -88,7 +85,7 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
 
 const CredencialesSolInput = builder.inputType('CredencialesSolInput', {
   description: 'Credenciales SOL de la empresa. Son secretas: el gateway nunca las registra ni las devuelve.',
-  // Read by src/secret-variables.ts: a malformed value is refused without being printed.
+  // Read by src/pipeline/secret-variables.ts: a malformed value is refused without being printed.
   extensions: { secret: true },
   fields: (t) => ({
     rucEmpresa: t.string({ required: true, description: 'RUC de la empresa.' }),

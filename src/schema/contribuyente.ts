@@ -82,7 +82,7 @@ builder.queryFields((t) => ({
     args: {
       rucs: t.arg.stringList({
         required: true,
-        description: 'Hasta 100 RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.',
+        description: `Hasta ${MAX_RUCS} RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.`,
       }),
     },
     resolve: (_root, { rucs }, ctx) => {

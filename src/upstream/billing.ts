@@ -11,5 +11,5 @@ export const PLAN_COST = {
   receipt: 1,
 } as const;
 
-/** A REST path that looks up one document. */
-export type LookupPath = '/ruc' | '/ruc-sunat' | '/licencia-conducir';
+/** Most receipts one batch validation call takes (the spec's "Enviar máximo 100 comprobantes por consulta"). */
+export const RECEIPTS_PER_CALL = 100;

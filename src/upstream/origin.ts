@@ -109,8 +109,8 @@ export class Origin {
 /**
  * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered under
  * the size limit, the time-out, and the settling of the call's promise. A class with its state
- * in fields rather than a handler of closures: an upstream call is the unit of work that
- * scenario (c) repeats ten times per operation, and each closure is an allocation per call.
+ * in fields rather than a handler of closures: an operation makes many calls, and each closure
+ * would be an allocation per call.
  */
 class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;

@@ -9,7 +9,6 @@ export const EnvelopeSchema = z.object({
   message: z.string().optional(),
   time: z.number().optional(),
 });
-export type Envelope = z.infer<typeof EnvelopeSchema>;
 
 const optionalText = z.string().nullish();
 /** Upstream numbers sometimes arrive as JSON numbers; the contract keeps them as text. */

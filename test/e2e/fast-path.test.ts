@@ -308,6 +308,8 @@ describe('plugins added to the app run on both paths', () => {
     const logger = createLogger(config, new Writable({ write: (_c, _e, done) => done() }));
     const onResponse: Plugin = { onResponse: () => undefined };
     expect(() => createApp(config, { logger, plugins: [onResponse] })).toThrow(/onResponse, which the fast path does not run/);
+    const traced: Plugin = { instrumentation: { request: (_payload, wrapped) => wrapped() } };
+    expect(() => createApp(config, { logger, plugins: [traced] })).toThrow(/instrumentation.request, which the fast path does not run/);
     // Through Yoga alone, the same plugin is welcome.
     const app = createApp({ ...config, httpFastPath: false }, { logger, plugins: [onResponse] });
     await app.dispose();
