@@ -216,6 +216,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return deepFreeze(parsed.data);
 }
 
+/**
+ * The configuration of an empty environment: the defaults, for a part built without options
+ * (a test's client or store). Every default is stated once, in EnvSchema.
+ */
+export const DEFAULTS: Config = loadConfig({});
+
 /** The same configuration, pointed at `baseUrl` (main's built-in sandbox, or what a worker's primary says). */
 export function withUpstream(config: Config, baseUrl: string): Config {
   return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl } });

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../config.js';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -37,9 +38,9 @@ export interface LookupStore {
 }
 
 export interface MemoryStoreOptions {
-  /** @default 10000 */
+  /** @default CACHE_MAX_ENTRIES' default */
   maxEntries?: number;
-  /** Bytes of keys and values together, counted as UTF-16 (2 bytes a character). @default 52428800 */
+  /** Bytes of keys and values together, counted as UTF-16 (2 bytes a character). @default CACHE_MAX_BYTES' default */
   maxBytes?: number;
   /** Join calls in flight (COALESCE); off, every miss leads its own call. @default true */
   coalesce?: boolean;
@@ -58,8 +59,8 @@ export class MemoryStore implements LookupStore {
   constructor(options: MemoryStoreOptions = {}) {
     this.#coalesce = options.coalesce ?? true;
     this.#lru = new LRUCache<string, string>({
-      max: options.maxEntries ?? 10_000,
-      maxSize: options.maxBytes ?? 50 * 1024 * 1024,
+      max: options.maxEntries ?? DEFAULTS.cache.maxEntries,
+      maxSize: options.maxBytes ?? DEFAULTS.cache.maxBytes,
       sizeCalculation: (value, key) => 2 * (value.length + key.length),
       // Expired entries are dropped when read, and crowded out by the LRU otherwise: no timer per entry.
       ttlAutopurge: false,

@@ -16,8 +16,6 @@ export interface BreakerOptions {
   cooldownMs: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = { failurePercent: 50, minCalls: 20, windowMs: 10_000, cooldownMs: 10_000 };
-
 const STATE_NAMES: Record<CircuitState, BreakerState> = {
   [CircuitState.Closed]: 'closed',
   [CircuitState.Open]: 'open',

@@ -1,7 +1,8 @@
+import { DEFAULTS } from '../config.js';
 import { PLAN_COST } from './billing.js';
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { DEFAULT_BREAKER, createBreaker, isOriginFailure, stateName, type BreakerState } from './breaker.js';
+import { createBreaker, isOriginFailure, stateName, type BreakerState } from './breaker.js';
 import { CallerShares } from './caller-shares.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
@@ -52,18 +53,22 @@ export class UpstreamClient {
   readonly #shares: CallerShares;
 
   constructor(options: UpstreamClientOptions) {
-    this.#timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
-    this.#batchTimeoutMs = positive(options.batchTimeoutMs ?? 60_000, 'batchTimeoutMs');
-    this.#deadlineMs = positive(options.deadlineMs ?? 15_000, 'deadlineMs');
-    this.#retries = options.retries ?? 2;
+    this.#timeoutMs = positive(options.timeoutMs ?? DEFAULTS.upstream.timeoutMs, 'timeoutMs');
+    this.#batchTimeoutMs = positive(options.batchTimeoutMs ?? DEFAULTS.upstream.batchTimeoutMs, 'batchTimeoutMs');
+    this.#deadlineMs = positive(options.deadlineMs ?? DEFAULTS.upstream.deadlineMs, 'deadlineMs');
+    this.#retries = options.retries ?? DEFAULTS.upstream.retries;
     if (!Number.isInteger(this.#retries) || this.#retries < 0)
       throw new TypeError(`retries must be a whole number >= 0, got ${this.#retries}`);
     this.#onCall = options.onCall;
-    this.#shares = new CallerShares(positive(options.callerShare ?? 256, 'callerShare'));
+    this.#shares = new CallerShares(positive(options.callerShare ?? DEFAULTS.upstream.callerShare, 'callerShare'));
 
     const route = (name: Route['name'], baseUrl: string): Route => {
-      const origin = new Origin({ baseUrl, connections: options.connections ?? 1024, maxResponseBytes: options.maxResponseBytes });
-      const breaker = createBreaker(options.breaker ?? DEFAULT_BREAKER, (state) =>
+      const origin = new Origin({
+        baseUrl,
+        connections: options.connections ?? DEFAULTS.upstream.connections,
+        maxResponseBytes: options.maxResponseBytes,
+      });
+      const breaker = createBreaker(options.breaker ?? DEFAULTS.upstream.breaker, (state) =>
         options.onBreakerChange?.({ origin: name, url: origin.url, state }),
       );
       return { name, origin, breaker };

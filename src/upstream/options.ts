@@ -6,19 +6,19 @@ export interface UpstreamClientOptions {
   baseUrl: string;
   /** Where lookups go when the primary is unavailable (never after a 4xx). @default undefined */
   fallbackUrl?: string | undefined;
-  /** Time-out of one lookup call. @default 10000 */
+  /** Time-out of one lookup call. @default the configuration's default (src/config.ts) */
   timeoutMs?: number;
-  /** Time-out of one batch validation call. @default 60000 */
+  /** Time-out of one batch validation call. @default the configuration's default (src/config.ts) */
   batchTimeoutMs?: number;
-  /** Retries of a lookup whose failure is retryable. @default 2 */
+  /** Retries of a lookup whose failure is retryable. @default the configuration's default (src/config.ts) */
   retries?: number;
-  /** One deadline over a lookup's attempts and backoffs. @default 15000 */
+  /** One deadline over a lookup's attempts and backoffs. @default the configuration's default (src/config.ts) */
   deadlineMs?: number;
-  /** Each origin's breaker (see BreakerOptions). @default DEFAULT_BREAKER */
+  /** Each origin's breaker (see BreakerOptions). @default the configuration's default (src/config.ts) */
   breaker?: BreakerOptions;
-  /** Keep-alive connections per origin, opened as demand needs them. @default 1024 */
+  /** Keep-alive connections per origin, opened as demand needs them. @default the configuration's default (src/config.ts) */
   connections?: number;
-  /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default 256 */
+  /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default the configuration's default (src/config.ts) */
   callerShare?: number;
   /** Largest answer body read. @default 1048576 */
   maxResponseBytes?: number;

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../config.js';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -7,7 +8,7 @@ import { EnvelopeSchema } from './schemas.js';
 export interface OriginOptions {
   /** Base URL; may carry a path prefix, as the legacy `https://apiperu.dev/api` does. */
   baseUrl: string;
-  /** Keep-alive connections to this origin, opened as demand needs them. @default 1024 */
+  /** Keep-alive connections to this origin, opened as demand needs them. @default UPSTREAM_CONNECTIONS' default */
   connections?: number;
   /** Largest answer body read; a larger one is treated as unusable. @default 1048576 */
   maxResponseBytes?: number;
@@ -61,7 +62,7 @@ export class Origin {
     this.#origin = url.origin;
     this.#maxResponseBytes = positive(options.maxResponseBytes ?? 1024 * 1024, 'maxResponseBytes');
     this.#pool = new Pool(url.origin, {
-      connections: positive(options.connections ?? 1024, 'connections'),
+      connections: positive(options.connections ?? DEFAULTS.upstream.connections, 'connections'),
       // One request per connection: the upstream is a plain HTTP/1.1 API and pipelining
       // would let one slow lookup hold up the ones queued behind it.
       pipelining: 1,
