@@ -1,9 +1,9 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 
 /**
  * What the fast path (./fast-path.ts) reads of a request, with Yoga's own rules: whether it is
  * a JSON POST it can take, the media type Yoga would answer with, the GraphQL parameters, and
- * the part of the Fetch `Request` the plugins read, over node's request.
+ * a Fetch `Request` made with Yoga's own fetchAPI, which the plugins read.
  */
 export interface Params {
   query: string;
@@ -16,14 +16,18 @@ const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions'
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isOptionalObject = (v: unknown) => v == null || isPlainObject(v);
 
-/** The body's GraphQL parameters when they are what Yoga's own checks would accept without a word. */
-export function paramsOf(body: unknown): Params | undefined {
-  if (!isPlainObject(body) || typeof body['query'] !== 'string') return undefined;
-  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return undefined;
+/** Whether the body's GraphQL parameters are what Yoga's own checks would accept without a word. */
+function isParams(body: unknown): body is Params {
+  if (!isPlainObject(body) || typeof body['query'] !== 'string') return false;
+  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return false;
   const { variables, operationName, extensions } = body;
-  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return undefined;
-  if (operationName != null && typeof operationName !== 'string') return undefined;
-  return body as unknown as Params;
+  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return false;
+  return operationName == null || typeof operationName === 'string';
+}
+
+/** The body's GraphQL parameters, when the fast path can take them. */
+export function paramsOf(body: unknown): Params | undefined {
+  return isParams(body) ? body : undefined;
 }
 
 /**
@@ -86,40 +90,12 @@ export function isJson(contentType: string | undefined): boolean {
   return first === 'application/json' || first.startsWith('application/json;');
 }
 
-/** The part of the Fetch `Headers` interface the plugins read, over node's header object. */
-class NodeHeaders {
-  constructor(private readonly raw: IncomingHttpHeaders) {}
-  get(name: string): string | null {
-    const value = this.raw[name.toLowerCase()];
-    if (value === undefined) return null;
-    return Array.isArray(value) ? value.join(', ') : value;
-  }
-  has(name: string): boolean {
-    return this.raw[name.toLowerCase()] !== undefined;
-  }
-  keys(): IterableIterator<string> {
-    return Object.keys(this.raw)[Symbol.iterator]();
-  }
-  *entries(): IterableIterator<[string, string]> {
-    for (const key of Object.keys(this.raw)) yield [key, this.get(key)!];
-  }
-  forEach(fn: (value: string, key: string) => void): void {
-    for (const [key, value] of this.entries()) fn(value, key);
-  }
-  [Symbol.iterator]() {
-    return this.entries();
-  }
-}
-
-/** The part of the Fetch `Request` interface the envelop plugins and the context read. */
-export class NodeRequest {
-  readonly method: string;
-  readonly headers: NodeHeaders;
-  constructor(private readonly req: IncomingMessage) {
-    this.method = req.method ?? 'GET';
-    this.headers = new NodeHeaders(req.headers);
-  }
-  get url(): string {
-    return `http://${this.req.headers.host ?? 'localhost'}${this.req.url ?? '/'}`;
-  }
+/**
+ * The request as a Fetch `Request` made with Yoga's own `fetchAPI` (the same class Yoga hands
+ * its plugins): method, URL and headers; the body is already read and parsed.
+ */
+export function fetchRequestOf(req: IncomingMessage, fetchAPI: { Request: typeof Request }): Request {
+  const headers: [string, string][] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  return new fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers });
 }

@@ -3,7 +3,7 @@ import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-nod
 import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
 import { createGraphQLError, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { INTERNAL_MESSAGE, errorBody, resultWithContract } from '../errors.js';
-import { NodeRequest, isJson, mediaTypeOf, paramsOf, type Params } from './fast-path-request.js';
+import { fetchRequestOf, isJson, mediaTypeOf, paramsOf, type Params } from './fast-path-request.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 
 /**
@@ -169,18 +169,18 @@ export function createFastPath(
   };
 
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
-    const request = new NodeRequest(req);
-    const asRequest = request as unknown as Request;
-    report.begin(asRequest, true);
-    const context = {
+    const request = fetchRequestOf(req, fetchAPI);
+    report.begin(request, true);
+    const context: ServerContext & { req: IncomingMessage; res: ServerResponse } = {
       req,
       res,
-      request: asRequest,
-      params,
+      request,
+      // A JSON body's operationName may be null where Yoga's type says undefined; Yoga passes it on alike.
+      params: params as GraphQLParams,
       waitUntil: (work: Promise<unknown> | void) => void work?.catch(options.logError),
-    } as ServerContext;
-    const result = resultWithContract(await resultFor(asRequest, context, params));
-    report.result(asRequest, result as ExecutionResult);
+    };
+    const result = resultWithContract(await resultFor(request, context, params));
+    report.result(request, result as ExecutionResult);
 
     let status = 200;
     let headers: Record<string, string> = { 'Content-Type': `${mediaType}; charset=utf-8` };
@@ -196,13 +196,13 @@ export function createFastPath(
       response.headers.forEach((value, key) => (headers[key] = value));
       body = await response.text();
     }
-    for (const [name, value] of Object.entries(getCORSHeadersByRequestAndOptions(asRequest, cors) ?? {})) {
+    for (const [name, value] of Object.entries(getCORSHeadersByRequestAndOptions(request, cors) ?? {})) {
       // As useNoNullOrigin in src/app.ts: no header at all is the refusal.
       if (name === 'Access-Control-Allow-Origin' && value === 'null') continue;
       headers[name] = value;
     }
     headers['content-length'] = String(Buffer.byteLength(body));
-    headers['x-request-id'] = report.end(asRequest, status);
+    headers['x-request-id'] = report.end(request, status);
     if (res.destroyed) return;
     res.writeHead(status, headers);
     res.end(body);
