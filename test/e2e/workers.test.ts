@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +65,7 @@ describe('`npm start` with default settings (one worker per core, the built-in s
   });
 });
 
-describe('`npm start` with default settings: persisted queries', () => {
+describe('`npm start` with default settings: persisted queries, @defer', () => {
   let gateway: SpawnedGateway;
   beforeAll(async () => {
     gateway = await spawnGateway({}, availableParallelism());
@@ -83,6 +84,40 @@ describe('`npm start` with default settings: persisted queries', () => {
     for (const a of alone) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
     await new Promise((r) => setTimeout(r, 200));
     expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
+  });
+
+  it('sends a deferred detail in a later part of a multipart answer', async () => {
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: 'Bearer sandbox-pro' },
+      body: JSON.stringify({ query: '{ contribuyente(ruc: "20501234568") { ruc ... @defer { detalle { ruc } } } }' }),
+    });
+    const parts = [...(await res.text()).matchAll(/^(\{.*\})\r?$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+    expect(parts[0]).toMatchObject({ data: { contribuyente: { ruc: '20501234568' } }, hasNext: true });
+    expect(parts.at(-1)).toMatchObject({ hasNext: false, incremental: [{ data: { detalle: { ruc: '20501234568' } } }] });
+  });
+});
+
+describe('`npm start` with default settings and TRUSTED_DOCUMENTS', () => {
+  let gateway: SpawnedGateway;
+  beforeAll(async () => {
+    gateway = await spawnGateway({ TRUSTED_DOCUMENTS: 'operations/generated/persisted-documents.json' }, availableParallelism());
+  });
+  afterAll(() => stop(gateway));
+
+  it('runs a manifest document by documentId on every worker, and refuses any other', async () => {
+    const manifest = JSON.parse(readFileSync('operations/generated/persisted-documents.json', 'utf8')) as Record<string, string>;
+    const [documentId] = Object.entries(manifest).find(([, doc]) => doc.includes('query Contribuyente('))!;
+    const mark = gateway.output().length;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => postBodyOnce(gateway.url, { documentId, variables: { ruc: '20100123453' } })),
+    );
+    for (const a of answers) expect(a.body.data).toMatchObject({ contribuyente: { ruc: '20100123453' } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
+    const refused = await postOnce(gateway.url, '{ contribuyente(ruc: "20100123453") { ruc } }');
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'DOCUMENT_NOT_TRUSTED' });
   });
 });
 
