@@ -24,11 +24,13 @@ export const REDACT_PATHS = [
 
 /**
  * Standard output through an asynchronous pino destination: one line per operation must not
- * block on a write(2). Lines are gathered up to 4 KiB per write and flushed at least every
- * 200 ms (docs/performance.md); call its `flushSync()` right before `process.exit()`.
+ * block on a write(2). Lines are gathered into small chunks per write and flushed at least
+ * every 200 ms; call its `flushSync()` right before `process.exit()`. The chunks stay small
+ * because sonic-boom measures the growing chunk's byte length on every line, copying it each
+ * time (docs/performance.md).
  */
 export function stdoutDestination() {
-  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 200 });
+  return pino.destination({ dest: 1, sync: false, minLength: 512, maxWrite: 1024, periodicFlush: 200 });
 }
 
 /** The process's logger, writing to `destination` (main passes `stdoutDestination()`). */
