@@ -92,10 +92,15 @@ export function isJson(contentType: string | undefined): boolean {
 
 /**
  * The request as a Fetch `Request` made with Yoga's own `fetchAPI` (the same class Yoga hands
- * its plugins): method, URL and headers; the body is already read and parsed.
+ * its plugins): method, URL and headers; the body is already read and parsed. The headers are
+ * node's own object, as Yoga's adapter passes them: a header is then read by its name, where
+ * a list of pairs would be searched and lower-cased on every `get`.
  */
 export function fetchRequestOf(req: IncomingMessage, fetchAPI: { Request: typeof Request }): Request {
-  const headers: [string, string][] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+  const headers: Record<string, string> = {};
+  for (const name in req.headers) {
+    const value = req.headers[name];
+    if (value !== undefined) headers[name] = typeof value === 'string' ? value : value.join(', ');
+  }
   return new fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers });
 }
