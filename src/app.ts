@@ -202,13 +202,8 @@ export function createApp(config: Config, options: AppOptions): App {
       usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
       // Variables of a secret type checked before graphql-js could print their values.
       useSecretVariables(),
-      // 6. graphql-js executes, keys in selection order; graphql-jit where its answer is the same.
-      useExecutor({
-        jit: config.graphqlJit,
-        onCompileError: (errors) =>
-          logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-jit cannot compile an operation; graphql-js runs it'),
-        onAnswer: (executor) => metrics.execution(executor),
-      }),
+      // 6. graphql-js executes, keys in selection order.
+      useExecutor(),
       // @defer and @stream, delivered over multipart/mixed or text/event-stream.
       useDeferStream(),
       // 7. Close the upstream pools, the stores and tracing with the app.

@@ -105,8 +105,6 @@ export const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
   /** Answer JSON POSTs to /graphql straight from node:http (src/http/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
   HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
-  /** graphql-jit for the queries that come back, wherever its answer is graphql-js's byte for byte (src/pipeline/executor.ts). @default 'on' */
-  GRAPHQL_JIT: z.enum(['on', 'off']).default('on'),
   /** A trusted-documents manifest (JSON: hash -> document): only its documents run. @default unset: any document, and automatic persisted queries */
   TRUSTED_DOCUMENTS: z
     .string()
@@ -186,7 +184,6 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     keySecret: e.CACHE_KEY_SECRET,
   },
   httpFastPath: e.HTTP_FAST_PATH === 'on',
-  graphqlJit: e.GRAPHQL_JIT === 'on',
   trustedDocuments: e.TRUSTED_DOCUMENTS,
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   workers: e.WORKERS ?? availableParallelism(),

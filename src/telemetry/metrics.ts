@@ -77,12 +77,6 @@ export class Metrics {
     help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
     registers: [this.registry],
   });
-  readonly #executions = new Counter({
-    name: 'gateway_executions_total',
-    help: 'Answers by the executor that wrote them: graphql-jit (a compiled query without errors) or graphql-js',
-    labelNames: ['executor'] as const,
-    registers: [this.registry],
-  });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
@@ -118,10 +112,6 @@ export class Metrics {
 
   fastPath() {
     this.#fastPath.inc();
-  }
-
-  execution(executor: 'graphql-jit' | 'graphql-js') {
-    this.#executions.inc({ executor });
   }
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
