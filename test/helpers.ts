@@ -128,6 +128,14 @@ export const RECEIPT = {
   total: '1180.00',
 };
 
+/** `n` receipts numbered 1 to n, in order; the one at index `trigger.at` issued by `trigger.ruc`. */
+export const receipts = (n: number, trigger?: { at: number; ruc: string }) =>
+  Array.from({ length: n }, (_, i) => ({
+    ...RECEIPT,
+    numeroDocumento: String(i + 1),
+    ...(trigger?.at === i ? { rucEmisor: trigger.ruc } : {}),
+  }));
+
 /** The same receipt as the upstream takes it (snake_case). */
 export const RECEIPT_BODY = {
   ruc_emisor: '20100123453',

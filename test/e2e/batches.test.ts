@@ -2,20 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ValidarComprobantesDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { loadConfig } from '../../src/config.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { RECEIPT, TOKEN, codes, startStack, type Stack } from '../helpers.js';
+import { RECEIPT, TOKEN, codes, receipts, startStack, type Stack } from '../helpers.js';
 
 /**
  * Batches past the upstream's 100 receipts per call: split in input order, answered in input
  * order, a failed call losing only its own receipts (null, with one error naming them), and
  * no call after the quota ran out.
  */
-
-const receipts = (n: number, trigger?: { at: number; ruc: string }) =>
-  Array.from({ length: n }, (_, i) => ({
-    ...RECEIPT,
-    numeroDocumento: String(i + 1),
-    ...(trigger?.at === i ? { rucEmisor: trigger.ruc } : {}),
-  }));
 
 let stack: Stack | undefined;
 afterEach(async () => {

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { RECEIPT, postBodyOnce, postOnce, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
+import { print } from 'graphql';
+import { ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
+import { postBodyOnce, postOnce, receipts, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
@@ -20,11 +22,8 @@ async function stop(gateway: SpawnedGateway): Promise<void> {
 }
 
 const cost = (answer: Answer) => answer.extensions?.cost;
-
-const VALIDAR =
-  'mutation Validar($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { cantidadDeComprobantes comprobantes { numeroDocumento } } }';
-const receipts = (n: number) => Array.from({ length: n }, (_, i) => ({ ...RECEIPT, numeroDocumento: String(i + 1) }));
 const total = (answers: Answer[], field: string) => answers.reduce((sum, a) => sum + (cost(a)?.[field] ?? 0), 0);
+const VALIDAR = print(ValidarComprobantesDocument);
 
 describe('`npm start` with default settings (one worker per core, the built-in sandbox)', () => {
   const workers = availableParallelism();
@@ -67,9 +66,10 @@ describe('`npm start` with default settings (one worker per core, the built-in s
     expect(total(atOnce, 'upstreamCalls')).toBe(1);
     expect(total(atOnce, 'cacheHits')).toBe(39);
   });
+
   it('refuses a batch of 250 receipts, past the default cost limit, before any call', async () => {
     const before = await sandboxCalls();
-    const answer = await once(gateway.url, VALIDAR, { c: receipts(250) });
+    const answer = await once(gateway.url, VALIDAR, { comprobantes: receipts(250) });
     expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', retryable: false });
     expect(await sandboxCalls()).toBe(before);
   });
@@ -88,9 +88,12 @@ describe('`npm start` with MAX_OPERATION_COST=1000: a batch past 100 receipts', 
   });
 
   it('goes upstream in calls of at most 100 and answers every receipt in input order', async () => {
-    const answer = await once(gateway.url, VALIDAR, { c: receipts(250) });
+    const answer = await once(gateway.url, VALIDAR, { comprobantes: receipts(250) });
     expect(answer.errors).toBeUndefined();
-    const validated = answer.data?.['validarComprobantes'] as { cantidadDeComprobantes: number; comprobantes: { numeroDocumento: string }[] };
+    const validated = answer.data?.['validarComprobantes'] as {
+      cantidadDeComprobantes: number;
+      comprobantes: { numeroDocumento: string }[];
+    };
     expect(validated.comprobantes.map((c) => c.numeroDocumento)).toEqual(receipts(250).map((r) => r.numeroDocumento));
     expect(validated.cantidadDeComprobantes).toBe(250);
     const calls = sandbox.callsTo('/validacion-multiple-cpe').map((c) => (c.body as { comprobantes: unknown[] }).comprobantes.length);
