@@ -9,9 +9,14 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 15_000,
-    hookTimeout: 15_000,
+    // Generous: the suite must hold on a busy machine (a CI host running other jobs).
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     // Each file starts its own servers on port 0; files may run side by side.
     pool: 'forks',
+    // Whatever a file starts is stopped after it (test/setup.ts), and a process still running at
+    // the end fails the run (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
   },
 });

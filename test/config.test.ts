@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { spawnTracked } from './processes.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.js';
@@ -62,13 +62,13 @@ describe('loadConfig', () => {
 
 describe('npm start in production without UPSTREAM_URL', () => {
   it('exits 1 with a clear message and never listens', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { PATH: process.env['PATH'], NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (c) => (output += c));
-    child.stderr.on('data', (c) => (output += c));
+    child.stdout!.on('data', (c) => (output += c));
+    child.stderr!.on('data', (c) => (output += c));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
     expect(output).toContain('NODE_ENV=production requires UPSTREAM_URL');

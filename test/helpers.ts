@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -11,6 +11,7 @@ import { createLogger } from '../src/telemetry/logger.js';
 import { TRIGGERS } from '../src/sandbox/data.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
 import { Metrics } from '../src/telemetry/metrics.js';
+import { signalGroup, spawnTracked } from './processes.js';
 
 export const TOKEN = 'sandbox-pro';
 
@@ -152,29 +153,54 @@ export interface SpawnedGateway {
   url: string;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
+  /** Resolves with the exit code once the primary has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM to the whole process group (as systemd stops a service), then its exit code. */
+  stop(): Promise<number | null>;
 }
 
+/** How long a gateway may take to say it is ready: a cluster on a busy 2-core machine takes seconds. */
+const READY_WITHIN_MS = 45_000;
+
 /**
- * `src/main.ts` in its own process, as `npm start` runs it, on 127.0.0.1 and a free port;
- * resolved once `workers` processes say they are ready (1 without a cluster).
+ * `src/main.ts` in its own process group, as `npm start` runs it, on 127.0.0.1 and a free port;
+ * resolved once `workers` processes say they are ready (1 without a cluster). A gateway that
+ * does not get ready in time is killed, group and all, before the error is thrown.
  */
 export async function spawnGateway(env: Record<string, string> = {}, workers = 1): Promise<SpawnedGateway> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
-      if (match && (output.match(/GraphQL gateway ready/g) ?? []).length >= workers) resolve(match[1]!);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`not ready within ${READY_WITHIN_MS} ms: ${output}`)), READY_WITHIN_MS);
+      const onData = (chunk: Buffer) => {
+        output += chunk;
+        const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
+        if (match && (output.match(/GraphQL gateway ready/g) ?? []).length >= workers) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`exited ${code}: ${output}`));
+      });
+    });
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null) signalGroup(child, 'SIGTERM');
+      return exited;
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
-  });
-  return { child, url, output: () => output };
+    return { child, url, output: () => output, exited, stop };
+  } catch (error) {
+    signalGroup(child, 'SIGKILL');
+    throw error;
+  }
 }
 
 /** A free TCP port on 127.0.0.1 (for servers that cannot take port 0, like redis-server). */
@@ -196,14 +222,19 @@ export interface RedisServer {
   start(): Promise<void>;
 }
 
-/** A real redis-server of the test's own on a loopback port, no persistence. */
-export async function startRedis(): Promise<RedisServer> {
+/** A real redis-server of the test's own on a loopback port, no persistence; `args` add to its settings. */
+export async function startRedis(args: readonly string[] = []): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess | undefined;
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   const start = async () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // One server per handle: a second start would orphan the first.
+    if (running()) return;
+    const proc = spawnTracked(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     child = proc;
     await new Promise<void>((resolve, reject) => {
       let output = '';
@@ -219,7 +250,7 @@ export async function startRedis(): Promise<RedisServer> {
   };
   const stop = async () => {
     const proc = child;
-    if (!proc || proc.exitCode !== null) return;
+    if (!proc || !running()) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.kill('SIGKILL');
     await exited;

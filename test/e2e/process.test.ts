@@ -1,9 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { slowLookup } from '../helpers.js';
+import { spawnTracked } from '../processes.js';
 
 /**
  * The gateway started as people start it (npm start, npm run start:prod, node with WORKERS),
@@ -22,11 +23,10 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Starts `command` in a new process group and waits until `workers` workers are ready. */
 async function start(command: string, args: string[], env: Record<string, string>, workers: number): Promise<Started> {
-  const child = spawn(command, args, {
+  const child = spawnTracked(command, args, {
     cwd: ROOT,
     env: { PATH: process.env['PATH'], HOME: process.env['HOME'], PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c));
@@ -135,11 +135,10 @@ describe('a port already in use', () => {
 
   for (const workers of ['1', '2']) {
     it(`is one clear line naming the port and a non-zero exit, with WORKERS=${workers}`, async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: sandbox.url, WORKERS: workers },
         stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
       });
       let output = '';
       child.stdout!.on('data', (c: Buffer) => (output += c));

@@ -14,12 +14,8 @@ const EJEMPLO =
 type Answer = OnceAnswer['body'];
 const once = async (url: string, query: string, variables: Record<string, unknown> = {}) => (await postOnce(url, query, variables)).body;
 
-async function stop(gateway: SpawnedGateway): Promise<void> {
-  if (gateway.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => gateway.child.once('exit', resolve));
-  gateway.child.kill('SIGTERM');
-  await exited;
-}
+/** Stops a gateway that started (a beforeAll that failed leaves none; test/setup.ts sweeps up anyway). */
+const stop = async (gateway: SpawnedGateway | undefined) => void (await gateway?.stop());
 
 const cost = (answer: Answer) => answer.extensions?.cost;
 const total = (answers: Answer[], field: string) => answers.reduce((sum, a) => sum + (cost(a)?.[field] ?? 0), 0);
@@ -84,7 +80,7 @@ describe('`npm start` with MAX_OPERATION_COST=1000: a batch past 100 receipts', 
   });
   afterAll(async () => {
     await stop(gateway);
-    await sandbox.close();
+    await sandbox?.close();
   });
 
   it('goes upstream in calls of at most 100 and answers every receipt in input order', async () => {
@@ -168,7 +164,7 @@ describe('WORKERS=2, CACHE=off: a call in flight is still shared by every worker
   });
   afterAll(async () => {
     await stop(gateway);
-    await sandbox.close();
+    await sandbox?.close();
   });
 
   it('makes one upstream call for 40 concurrent identical lookups landing on both workers', async () => {
