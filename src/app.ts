@@ -17,8 +17,8 @@ import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
-import { RedisStore } from './data/redis-store.js';
-import { MemoryStore, type LookupStore } from './data/store.js';
+import type { LookupStore } from './data/store.js';
+import { createStore } from './data/stores.js';
 import { Lookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -77,7 +77,7 @@ export function createApp(config: Config, options: AppOptions): App {
         (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`);
       },
     });
-  const store = 'store' in options ? options.store : createStore(config, logger);
+  const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
   // Registered queries are shared where lookups are: through Redis when there is one.
   const apqStore =
     options.apqStore ?? (config.cache.redisUrl && !config.trustedDocuments ? redisApqStore(config.cache.redisUrl) : memoryApqStore());
@@ -234,37 +234,6 @@ export function createApp(config: Config, options: AppOptions): App {
       })
     : undefined;
   return { yoga, fastPath, dispose: async () => void (await yoga.dispose()) };
-}
-
-/** Where lookups meet: nowhere with CACHE=off and COALESCE=off, Redis with REDIS_URL, else in memory. */
-export function storeKind(cache: Config['cache']): 'none' | 'redis' | 'memory' {
-  if (!cache.enabled && !cache.coalesce) return 'none';
-  return cache.redisUrl ? 'redis' : 'memory';
-}
-
-/** The in-memory store: this process's, or (in a cluster) the primary's, which its workers ask. */
-export function createMemoryStore(cache: Config['cache']): MemoryStore {
-  return new MemoryStore({ maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, coalesce: cache.coalesce });
-}
-
-/** The store `storeKind` names. */
-export function createStore(config: Config, logger: Logger): LookupStore | undefined {
-  const kind = storeKind(config.cache);
-  if (kind === 'none') return undefined;
-  if (kind === 'memory') return createMemoryStore(config.cache);
-  const { redisUrl, leaseMs, coalesce } = config.cache;
-  if (!config.cache.keySecret) {
-    logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
-  }
-  return new RedisStore({
-    url: redisUrl!,
-    leaseMs,
-    coalesce,
-    onStateChange: (state, error) =>
-      state === 'up'
-        ? logger.info({ cache: 'redis' }, 'cache store up')
-        : logger.warn({ cache: 'redis', error: error?.message }, 'cache store down: lookups go to the upstream until it is back'),
-  });
 }
 
 /**

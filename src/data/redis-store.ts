@@ -14,7 +14,12 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
   /** Told once when the store goes away and once when it is back. */
   onStateChange?: (state: 'up' | 'down', error?: Error) => void;
+  /** Told of every command that failed or timed out (each costs at most a call, never a failed lookup). */
+  onError?: (op: StoreOp, error: Error) => void;
 }
+
+/** The store's steps: looking a key up or taking its lock, waiting for another's call, storing an outcome, subscribing. */
+export type StoreOp = 'claim' | 'wait' | 'settle' | 'subscribe';
 
 /**
  * In one step, so that no answer can be stored between the look and the lock: the kept answer
@@ -41,14 +46,17 @@ export class RedisStore implements LookupStore {
   /** A connection of its own for pub/sub, as Redis requires. */
   readonly #subscriber: Redis | undefined;
   readonly #listeners = new Map<string, Set<(message: string) => void>>();
-  readonly #options: Required<Omit<RedisStoreOptions, 'onStateChange'>>;
+  readonly #options: Required<Omit<RedisStoreOptions, 'onStateChange' | 'onError'>>;
+  readonly #onError: (op: StoreOp, error: Error) => void;
   readonly #owner = randomUUID();
   #leases = 0;
   #state: 'unknown' | 'up' | 'down' = 'unknown';
   #closing = false;
 
   constructor(options: RedisStoreOptions) {
-    this.#options = { coalesce: true, pollMs: 100, commandTimeoutMs: 500, ...options };
+    const { onStateChange: _, onError, ...rest } = options;
+    this.#options = { coalesce: true, pollMs: 100, commandTimeoutMs: 500, ...rest };
+    this.#onError = onError ?? (() => undefined);
     this.#redis = this.#connect(options.onStateChange);
     if (this.#options.coalesce) {
       const subscriber = (this.#subscriber = this.#connect());
@@ -57,7 +65,7 @@ export class RedisStore implements LookupStore {
       });
       // Channels whose subscription failed while Redis was away are taken up again.
       subscriber.on('ready', () => {
-        if (this.#listeners.size) subscriber.subscribe(...this.#listeners.keys()).catch(() => undefined);
+        if (this.#listeners.size) subscriber.subscribe(...this.#listeners.keys()).catch((e: Error) => this.#onError('subscribe', e));
       });
     }
   }
@@ -95,7 +103,8 @@ export class RedisStore implements LookupStore {
         return entry !== null ? { kind: 'hit', entry } : { kind: 'lead', lease: this.#lease(key, undefined) };
       }
       return (await this.#try(key, options)) ?? { kind: 'wait', next: this.#wait(key, options) };
-    } catch {
+    } catch (error) {
+      this.#onError('claim', error as Error);
       return { kind: 'lead', lease: this.#lease(key, undefined) };
     }
   }
@@ -121,14 +130,23 @@ export class RedisStore implements LookupStore {
       const pipeline = this.#redis.pipeline();
       build(pipeline);
       if (owner) pipeline.eval(RELEASE, 1, lockOf(key), owner);
-      // A lost write costs a later call, nothing more.
-      pipeline.exec().catch(() => undefined);
+      // A lost write costs a later call, nothing more; it is counted. A pipeline resolves with
+      // each command's own error (an OOM from a full Redis among them) rather than rejecting.
+      pipeline.exec().then(
+        (results) => {
+          const failed = results?.find(([error]) => error);
+          if (failed) this.#onError('settle', failed[0]!);
+        },
+        (error: Error) => this.#onError('settle', error),
+      );
     };
     return {
       settle: (entry, ttlMs) =>
         send((p) => {
           if (ttlMs > 0) p.set(key, entry, 'PX', Math.max(1, Math.round(ttlMs)));
-          if (owner) p.publish(channelOf(key), entry);
+          // Published even by a lead that holds no lock (it got its lead from a failed command):
+          // callers waiting elsewhere take the answer rather than their own call.
+          p.publish(channelOf(key), entry);
         }),
       // An empty message: look again now (the lock is free).
       abandon: () => send((p) => (owner ? p.publish(channelOf(key), '') : undefined)),
@@ -156,8 +174,9 @@ export class RedisStore implements LookupStore {
           if (claim && done && claim.kind === 'lead') return claim.lease.abandon();
           if (claim && !done) return finish(claim);
           if (!done && Date.now() > giveUpAt) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
-        } catch {
+        } catch (error) {
           // Redis went away while waiting: make the call, as with no store.
+          this.#onError('wait', error as Error);
           if (!done) finish({ kind: 'lead', lease: this.#lease(key, undefined) });
         } finally {
           looking = false;
@@ -180,7 +199,7 @@ export class RedisStore implements LookupStore {
     set.add(listener);
     if (set.size > 1) return;
     // Not subscribed (Redis away): the waiter still looks every poll.
-    await this.#subscriber?.subscribe(channel).catch(() => undefined);
+    await this.#subscriber?.subscribe(channel).catch((e: Error) => this.#onError('subscribe', e));
   }
 
   #unlisten(channel: string, listener: (message: string) => void): void {

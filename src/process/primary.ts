@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { createMemoryStore, storeKind } from '../app.js';
+import { createMemoryStore, storeKind } from '../data/stores.js';
 import type { Config } from '../config.js';
 import { serveWorkers } from '../data/cluster-store.js';
 import type { Sandbox } from '../sandbox/server.js';

@@ -3,9 +3,9 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { createApp, storeKind } from '../app.js';
+import { createApp } from '../app.js';
 import type { Config } from '../config.js';
-import { ClusterStore } from '../data/cluster-store.js';
+import { createStore } from '../data/stores.js';
 import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
@@ -36,7 +36,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     metrics,
     ...(cluster.isWorker ? { metricsText: () => askPrimary<string>(METRICS) } : {}),
     ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
-    ...(cluster.isWorker && storeKind(config.cache) === 'memory' ? { store: new ClusterStore() } : {}),
+    store: createStore(config, { logger, metrics, clusterWorker: cluster.isWorker }),
     ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });

@@ -72,6 +72,12 @@ export class Metrics {
     labelNames: ['op', 'result'] as const,
     registers: [this.registry],
   });
+  readonly #storeErrors = new Counter({
+    name: 'gateway_cache_store_errors_total',
+    help: 'Commands of the shared store (Redis, or the cluster primary) that failed or timed out, by step and kind; each costs at most one call per key and process',
+    labelNames: ['store', 'op', 'kind'] as const,
+    registers: [this.registry],
+  });
   readonly #fastPath = new Counter({
     name: 'gateway_fast_path_requests_total',
     help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
@@ -116,6 +122,10 @@ export class Metrics {
 
   cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
     this.#cache.inc({ op, result });
+  }
+
+  storeError(store: string, op: string, kind: string) {
+    this.#storeErrors.inc({ store, op, kind });
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {

@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import { ClusterStore } from './cluster-store.js';
+import { LocalFirstStore } from './local-first-store.js';
+import { RedisStore, type StoreOp } from './redis-store.js';
+import { MemoryStore, type LookupStore } from './store.js';
+
+/** Where lookups meet: nowhere with CACHE=off and COALESCE=off, Redis with REDIS_URL, else in memory. */
+export function storeKind(cache: Config['cache']): 'none' | 'redis' | 'memory' {
+  if (!cache.enabled && !cache.coalesce) return 'none';
+  return cache.redisUrl ? 'redis' : 'memory';
+}
+
+/** The in-memory store: this process's, or (in a cluster) the primary's, which its workers ask. */
+export function createMemoryStore(cache: Config['cache']): MemoryStore {
+  return new MemoryStore({ maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, coalesce: cache.coalesce });
+}
+
+export interface StoreDeps {
+  logger: Logger;
+  metrics: Metrics;
+  /** A cluster worker's in-memory store is its primary's. */
+  clusterWorker?: boolean;
+}
+
+/**
+ * The store `storeKind` names for this process. A shared one (the primary's, or Redis) sits
+ * behind this process's own calls in flight, so that it can cost at most one call per key and
+ * process when it stalls; its errors and time-outs are counted and logged.
+ */
+export function createStore(config: Config, deps: StoreDeps): LookupStore | undefined {
+  const kind = storeKind(config.cache);
+  if (kind === 'none') return undefined;
+  if (kind === 'memory' && !deps.clusterWorker) return createMemoryStore(config.cache);
+  const problem = storeProblems(kind === 'memory' ? 'cluster' : 'redis', deps);
+  const shared = kind === 'memory' ? new ClusterStore() : createRedisStore(config, deps, problem);
+  return new LocalFirstStore(shared, { onTimeout: () => problem('claim', new Error('the store did not answer a claim in time')) });
+}
+
+function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {
+  const { redisUrl, leaseMs, coalesce } = config.cache;
+  if (!config.cache.keySecret) {
+    logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
+  }
+  return new RedisStore({
+    url: redisUrl!,
+    leaseMs,
+    coalesce,
+    onError,
+    onStateChange: (state, error) =>
+      state === 'up'
+        ? logger.info({ cache: 'redis' }, 'cache store up')
+        : logger.warn({ cache: 'redis', error: error?.message }, 'cache store down: lookups go to the upstream until it is back'),
+  });
+}
+
+/** How often a store's problems of one kind are logged at most; every one is counted. */
+const LOG_EVERY_MS = 10_000;
+
+/**
+ * Store errors and time-outs, each counted by store, step and kind, and logged at most once per
+ * LOG_EVERY_MS for each step and kind, with how many went unlogged since: a store that fails
+ * every command must not turn each lookup into a log line.
+ */
+export function storeProblems(store: 'redis' | 'cluster', { logger, metrics }: Pick<StoreDeps, 'logger' | 'metrics'>) {
+  const logged = new Map<string, { at: number; unlogged: number }>();
+  return (op: StoreOp, error: Error): void => {
+    const kind = problemKind(error);
+    metrics.storeError(store, op, kind);
+    const key = `${op}:${kind}`;
+    const now = performance.now();
+    const last = logged.get(key);
+    if (last && now - last.at < LOG_EVERY_MS) {
+      last.unlogged++;
+      return;
+    }
+    logged.set(key, { at: now, unlogged: 0 });
+    logger.warn(
+      { cache: store, op, kind, error: error.message, unloggedSinceLast: last?.unlogged ?? 0 },
+      `cache store ${kind}: lookups are shared within this process only until it recovers`,
+    );
+  };
+}
+
+/** What went wrong, in a few words a label can hold: a time-out, a full store, or anything else. */
+function problemKind(error: Error): 'timeout' | 'full' | 'error' {
+  if (/timed? ?out/i.test(error.message)) return 'timeout';
+  // Redis at maxmemory with noeviction refuses writes with an OOM error.
+  if (error.message.startsWith('OOM')) return 'full';
+  return 'error';
+}

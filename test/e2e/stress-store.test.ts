@@ -1,0 +1,85 @@
+import { availableParallelism } from 'node:os';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { TAXPAYERS } from '../../src/sandbox/data.js';
+import { postOnce, spawnGateway, startRedis, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
+
+/**
+ * A lookup is paid for once per process at most, whatever the shared store does: two
+ * instances started as `npm start` starts them (one worker per core), over a real
+ * redis-server that stalls, and under bursts of a thousand identical lookups.
+ */
+const QUERY = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+const processes = 2 * availableParallelism();
+
+let redis: RedisServer;
+let sandbox: Sandbox;
+let inspect: Redis;
+let instances: SpawnedGateway[] = [];
+
+/** Until every instance's /ready says its store is up: at most 20 s. */
+async function untilReady(urls: string[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (const url of urls) {
+    const ready = url.replace(/\/graphql$/, '/ready');
+    while (
+      (await fetch(ready).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    ) {
+      if (Date.now() > deadline) throw new Error(`${ready} never became ready`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `n` identical lookups of `ruc`, each on a connection of its own, spread over the instances. */
+function burst(n: number, ruc: string): Promise<OnceAnswer[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => postOnce(instances[i % instances.length]!.url, QUERY, { r: ruc })));
+}
+
+const metricsOf = async (gateway: SpawnedGateway) => (await fetch(gateway.url.replace(/\/graphql$/, '/metrics'))).text();
+
+beforeAll(async () => {
+  redis = await startRedis();
+  // Slow enough that a burst arrives while its first call is in flight.
+  sandbox = await startSandbox({ latencyMs: 300 });
+  const env = { UPSTREAM_URL: sandbox.url, REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance' };
+  instances = await Promise.all([spawnGateway(env, availableParallelism()), spawnGateway(env, availableParallelism())]);
+  await untilReady(instances.map((g) => g.url));
+  inspect = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  inspect?.disconnect();
+  await Promise.all(instances.map((g) => g.stop()));
+  await sandbox?.close();
+  await redis?.stop();
+});
+
+describe('a shared store that stalls, or bursts on a busy host: at most one call per key per process', () => {
+  it('makes at most one call per process for 200 identical lookups while Redis is paused for 2 s', async () => {
+    const ruc = TAXPAYERS[0]!.ruc;
+    sandbox.reset();
+    await inspect.call('CLIENT', 'PAUSE', '2000', 'ALL');
+    const answers = await burst(200, ruc);
+    for (const a of answers) expect(a.body.data).toEqual({ contribuyente: { ruc } });
+    expect(sandbox.callsTo('/ruc').length).toBeGreaterThanOrEqual(1);
+    expect(sandbox.callsTo('/ruc').length).toBeLessThanOrEqual(processes);
+    // Counted and said: the stall is seen in the metrics and the log.
+    const metrics = (await Promise.all(instances.map(metricsOf))).join('\n');
+    expect(metrics).toMatch(/gateway_cache_store_errors_total\{[^}]*\} [1-9]/);
+    expect(instances.map((g) => g.output()).join('')).toContain('cache store');
+  }, 60_000);
+
+  it('makes at most one call per process for each of ten bursts of 1,000 identical lookups', async () => {
+    for (const { ruc } of TAXPAYERS.slice(1, 11)) {
+      sandbox.reset();
+      const answers = await burst(1000, ruc);
+      expect(answers.filter((a) => a.status !== 200 || a.body.errors)).toEqual([]);
+      expect(sandbox.callsTo('/ruc').length, `calls for ${ruc}`).toBeLessThanOrEqual(processes);
+    }
+  }, 120_000);
+});
