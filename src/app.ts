@@ -11,14 +11,14 @@ import { GRAPHQL_PATH, type HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
 import { useSecretVariables } from './pipeline/secret-variables.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
-import { memoryApqStore, redisApqStore, type ApqStore } from './data/apq-store.js';
+import { memoryApqStore, type ApqStore } from './data/apq-store.js';
 import { useHealth } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import type { LookupStore } from './data/store.js';
-import { createStore } from './data/stores.js';
+import { createApqStore, createStore } from './data/stores.js';
 import { Lookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -79,8 +79,9 @@ export function createApp(config: Config, options: AppOptions): App {
     });
   const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
   // Registered queries are shared where lookups are: through Redis when there is one.
+  // In trusted-documents mode nothing is registered: a store of no consequence.
   const apqStore =
-    options.apqStore ?? (config.cache.redisUrl && !config.trustedDocuments ? redisApqStore(config.cache.redisUrl) : memoryApqStore());
+    options.apqStore ?? (config.trustedDocuments ? memoryApqStore(config.persistedQueries) : createApqStore(config, { logger, metrics }));
   const lookups = new Lookups(upstream, {
     store,
     keep: config.cache.enabled,

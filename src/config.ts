@@ -92,6 +92,13 @@ export const EnvSchema = z.object({
   CACHE_MAX_ENTRIES: count.min(1).default(10_000),
   /** @default 52428800 (50 MiB) */
   CACHE_MAX_BYTES: count.min(1024).default(50 * 1024 * 1024),
+  /** Persisted queries (APQ) kept, per instance in memory and in all in Redis: anyone may register one. @default 10000 */
+  APQ_MAX_ENTRIES: count.min(1).max(1_000_000).default(10_000),
+  /** UTF-8 bytes of those documents together, in memory and in Redis, apart from the lookup cache. @default 4194304 (4 MiB) */
+  APQ_MAX_BYTES: count
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
   /** Shared cache for every instance. @default unset (an in-memory LRU per process) */
   REDIS_URL: z.url({ protocol: /^rediss?$/, message: 'REDIS_URL debe ser redis:// o rediss://' }).optional(),
   /** Secret of the HMAC that stands for the token in cache keys. @default unset */
@@ -183,6 +190,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     redisUrl: e.REDIS_URL,
     keySecret: e.CACHE_KEY_SECRET,
   },
+  persistedQueries: { maxEntries: e.APQ_MAX_ENTRIES, maxBytes: e.APQ_MAX_BYTES },
   httpFastPath: e.HTTP_FAST_PATH === 'on',
   trustedDocuments: e.TRUSTED_DOCUMENTS,
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,

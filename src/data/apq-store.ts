@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { DEFAULTS } from '../config.js';
 
 /** Where automatic persisted queries are kept, by hash: the interface @graphql-yoga/plugin-apq asks for. */
 export interface ApqStore {
@@ -8,26 +9,91 @@ export interface ApqStore {
   close?(): Promise<void>;
 }
 
-/** Text of the documents kept, in characters: any caller can register one, token or not. */
-export const APQ_MAX_CHARS = 4 * 1024 * 1024;
+/** How many documents, and how many bytes of them, a store keeps: anyone, token or not, can register one. */
+export interface ApqBounds {
+  /** @default APQ_MAX_ENTRIES' default */
+  maxEntries: number;
+  /** UTF-8 bytes of the documents together. @default APQ_MAX_BYTES' default */
+  maxBytes: number;
+}
 
-/** This process's store, bounded by the documents' size. */
-export function memoryApqStore(maxChars = APQ_MAX_CHARS): ApqStore {
-  const cache = new LRUCache<string, string>({ max: 10_000, maxSize: maxChars, sizeCalculation: (query) => Math.max(1, query.length) });
+const DEFAULT_BOUNDS: ApqBounds = DEFAULTS.persistedQueries;
+
+/** This process's store (or a cluster primary's), an LRU bounded in entries and bytes. */
+export function memoryApqStore(bounds: ApqBounds = DEFAULT_BOUNDS): ApqStore {
+  const cache = new LRUCache<string, string>({
+    max: bounds.maxEntries,
+    maxSize: bounds.maxBytes,
+    sizeCalculation: (query) => Math.max(1, Buffer.byteLength(query)),
+  });
   return { get: (hash) => cache.get(hash), set: (hash, query) => void cache.set(hash, query) };
 }
 
+/** Keys in one hash slot (a Redis Cluster needs that of the keys one script touches), apart from the lookups'. */
+const DOCS = 'gw2:{apq}:docs';
+const EXPIRY = 'gw2:{apq}:expiry';
+const BYTES = 'gw2:{apq}:bytes';
+
 /**
- * Shared by every instance through Redis, each entry for a day. A Redis that is down answers
- * "not found", so the client sends the document again: it never fails a request.
+ * Keeps a document within the bounds, in one step: drops the expired ones, then the oldest
+ * until the new one fits, then stores it with its expiry. Documents live in one hash, their
+ * expiries in a sorted set, their total size in a counter, so the whole is bounded however
+ * many are sent. Returns 0 when the document alone is over the bytes bound.
  */
-export function redisApqStore(url: string, ttlSeconds = 24 * 3600): ApqStore {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: 500 });
-  redis.on('error', () => undefined); // the lookup store logs Redis's state; this one only falls back
-  const key = (hash: string) => `gw2:apq:${hash}`;
+const SET = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local hash, query, ttl, maxEntries, maxBytes = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local bytes = tonumber(redis.call('get', KEYS[3]) or '0')
+local function drop(h)
+  bytes = bytes - redis.call('hstrlen', KEYS[1], h)
+  redis.call('hdel', KEYS[1], h)
+  redis.call('zrem', KEYS[2], h)
+end
+for _, h in ipairs(redis.call('zrangebyscore', KEYS[2], '-inf', now)) do drop(h) end
+local size = string.len(query)
+if size > maxBytes then redis.call('set', KEYS[3], bytes) return 0 end
+if redis.call('hexists', KEYS[1], hash) == 1 then drop(hash) end
+local count = redis.call('zcard', KEYS[2])
+while count > 0 and (count >= maxEntries or bytes + size > maxBytes) do
+  drop(redis.call('zrange', KEYS[2], 0, 0)[1])
+  count = count - 1
+end
+redis.call('hset', KEYS[1], hash, query)
+redis.call('zadd', KEYS[2], now + ttl, hash)
+redis.call('set', KEYS[3], bytes + size)
+return 1`;
+
+/** The document, while it has not expired. */
+const GET = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expires = redis.call('zscore', KEYS[2], ARGV[1])
+if not expires or tonumber(expires) <= now then return false end
+return redis.call('hget', KEYS[1], ARGV[1])`;
+
+export interface RedisApqOptions extends ApqBounds {
+  url: string;
+  /** How long a document is kept after it was registered. @default 86400000 (24 h) */
+  ttlMs?: number;
+  /** Told of a command that failed (the client then sends the document again: no request fails). */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Shared by every instance through Redis, bounded there as in memory, each entry for a day. A
+ * Redis that is down or full answers "not found", so the client sends the document again: it
+ * never fails a request.
+ */
+export function redisApqStore(options: RedisApqOptions): ApqStore {
+  const redis = new Redis(options.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: 500 });
+  redis.on('error', () => undefined); // the lookup store logs Redis's state; this one counts its failed commands
+  const failed = (error: Error) => {
+    options.onError?.(error);
+    return null;
+  };
+  const ttlMs = options.ttlMs ?? 24 * 3600_000;
   return {
-    get: (hash) => redis.get(key(hash)).catch(() => null),
-    set: (hash, query) => redis.set(key(hash), query, 'EX', ttlSeconds).catch(() => undefined),
+    get: (hash) => (redis.eval(GET, 2, DOCS, EXPIRY, hash) as Promise<string | null>).catch(failed),
+    set: (hash, query) => redis.eval(SET, 3, DOCS, EXPIRY, BYTES, hash, query, ttlMs, options.maxEntries, options.maxBytes).catch(failed),
     close: async () => void (await redis.quit().catch(() => redis.disconnect())),
   };
 }

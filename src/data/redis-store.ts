@@ -18,8 +18,11 @@ export interface RedisStoreOptions {
   onError?: (op: StoreOp, error: Error) => void;
 }
 
-/** The store's steps: looking a key up or taking its lock, waiting for another's call, storing an outcome, subscribing. */
-export type StoreOp = 'claim' | 'wait' | 'settle' | 'subscribe';
+/**
+ * The store's steps: looking a key up or taking its lock, waiting for another's call, storing an
+ * outcome, subscribing; and the persisted queries' own commands (src/data/apq-store.ts).
+ */
+export type StoreOp = 'claim' | 'wait' | 'settle' | 'subscribe' | 'apq';
 
 /**
  * In one step, so that no answer can be stored between the look and the lock: the kept answer

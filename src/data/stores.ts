@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { memoryApqStore, redisApqStore, type ApqStore } from './apq-store.js';
 import { ClusterStore } from './cluster-store.js';
 import { LocalFirstStore } from './local-first-store.js';
 import { RedisStore, type StoreOp } from './redis-store.js';
@@ -36,6 +37,17 @@ export function createStore(config: Config, deps: StoreDeps): LookupStore | unde
   const problem = storeProblems(kind === 'memory' ? 'cluster' : 'redis', deps);
   const shared = kind === 'memory' ? new ClusterStore() : createRedisStore(config, deps, problem);
   return new LocalFirstStore(shared, { onTimeout: () => problem('claim', new Error('the store did not answer a claim in time')) });
+}
+
+/**
+ * Where registered persisted queries are kept: with Redis, there (bounded apart from the
+ * lookups, so that registrations can never fill it); else in this process's memory.
+ */
+export function createApqStore(config: Config, deps: Pick<StoreDeps, 'logger' | 'metrics'>): ApqStore {
+  const bounds = config.persistedQueries;
+  if (!config.cache.redisUrl) return memoryApqStore(bounds);
+  const problem = storeProblems('redis', deps);
+  return redisApqStore({ url: config.cache.redisUrl, ...bounds, onError: (error) => problem('apq', error) });
 }
 
 function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {

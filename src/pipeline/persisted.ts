@@ -28,15 +28,12 @@ const refused = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', 
  *
  * Without one, automatic persisted queries: a hash the store has not seen answers
  * `PersistedQueryNotFound` (Apollo Client's and urql's cue to send the document), a hash sent
- * with its document is checked against it and kept, and from then on the hash alone will do.
+ * with its document is checked against it and kept once the document has parsed and
+ * validated (limits included), and from then on the hash alone will do.
  */
 export function usePersistedDocuments(options: { manifest?: Readonly<Record<string, string>> | undefined; store: ApqStore }): Plugin {
   const { manifest } = options;
-  if (!manifest) {
-    const apq = useAPQ({ store: options.store, responseConfig: { forceStatusCodeOk: true } });
-    // The plugin's hook is async for every request; nearly none carry a hash, and those skip a promise here.
-    return { onParams: (payload) => (payload.params.extensions?.['persistedQuery'] == null ? undefined : apq.onParams?.(payload)) };
-  }
+  if (!manifest) return useAutomaticPersistedQueries(options.store);
   return usePersistedOperations({
     allowArbitraryOperations: false,
     extractPersistedOperationId: documentIdOf,
@@ -48,4 +45,42 @@ export function usePersistedDocuments(options: { manifest?: Readonly<Record<stri
       persistedQueryOnly: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.'),
     },
   });
+}
+
+/** A document sent with its hash, checked against it: kept once it has validated. */
+interface Registration {
+  hash: string;
+  query: string;
+}
+
+/**
+ * @graphql-yoga/plugin-apq, with its store's `set` held back until validation: the plugin
+ * stores a document as soon as its hash matches, before it is parsed, so any caller could
+ * fill the store with documents that will never run (a secret written in one among them).
+ */
+function useAutomaticPersistedQueries(store: ApqStore): Plugin {
+  const apq = useAPQ({ store: { get: (hash) => store.get(hash), set: () => undefined }, responseConfig: { forceStatusCodeOk: true } });
+  const registrations = new WeakMap<Request, Registration>();
+  return {
+    onParams(payload) {
+      const persisted = payload.params.extensions?.['persistedQuery'] as { version?: unknown; sha256Hash?: unknown } | null | undefined;
+      // The plugin's hook is async for every request; nearly none carry a hash, and those skip a promise here.
+      if (persisted == null) return undefined;
+      const { query } = payload.params;
+      const checked = apq.onParams?.(payload);
+      if (query == null || persisted.version !== 1 || typeof persisted.sha256Hash !== 'string') return checked;
+      const registration = { hash: persisted.sha256Hash, query };
+      // Resolved only when the hash matched the document (a mismatch throws).
+      return Promise.resolve(checked).then(() => void registrations.set(payload.request, registration));
+    },
+    onValidate({ context }) {
+      const request = (context as { request?: Request }).request;
+      const registration = request && registrations.get(request);
+      if (!registration) return undefined;
+      registrations.delete(request);
+      return ({ valid }) => {
+        if (valid) void store.set(registration.hash, registration.query);
+      };
+    },
+  };
 }

@@ -33,7 +33,7 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
   if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   answerWorkers(SETUP, () => setup);
   // Persisted queries meet here too, unless in Redis.
-  if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore());
+  if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore(config.persistedQueries));
   // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
   // gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();

@@ -7,7 +7,8 @@ import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { memoryApqStore } from '../../src/data/apq-store.js';
+import { Redis } from 'ioredis';
+import { memoryApqStore, redisApqStore } from '../../src/data/apq-store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
 
@@ -112,11 +113,32 @@ describe('automatic persisted queries', () => {
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(2);
   });
 
-  it('keeps registered documents within a bound in characters, older ones out first', () => {
-    const store = memoryApqStore(1000);
-    for (let i = 0; i < 10; i++) store.set(`h${i}`, 'x'.repeat(300));
-    expect(store.get('h0')).toBeUndefined();
-    expect(store.get('h9')).toBe('x'.repeat(300));
+  it('keeps registered documents within a bound in bytes and one in entries, older ones out first', async () => {
+    const bytes = memoryApqStore({ maxEntries: 100, maxBytes: 1000 });
+    for (let i = 0; i < 10; i++) await bytes.set(`h${i}`, 'ñ'.repeat(150)); // 300 bytes each
+    expect(await bytes.get('h6')).toBeUndefined();
+    expect(await bytes.get('h9')).toBe('ñ'.repeat(150));
+    const entries = memoryApqStore({ maxEntries: 3, maxBytes: 1_000_000 });
+    for (let i = 0; i < 10; i++) await entries.set(`h${i}`, 'x');
+    expect(await entries.get('h6')).toBeUndefined();
+    expect(await entries.get('h7')).toBe('x');
+  });
+
+  it('keeps no document that fails to parse, validate or pass a limit: its hash stays unknown, and no call is made', async () => {
+    const stack = await open({ MAX_ALIASES: '2' });
+    const refused = [
+      '{ contribuyente(ruc: ',
+      '{ noSuchField }',
+      '{ a: contribuyente(ruc: "20100123453") { ruc } b: contribuyente(ruc: "20100123453") { ruc } c: contribuyente(ruc: "20100123453") { ruc } }',
+    ];
+    for (const query of refused) {
+      const hash = createHash('sha256').update(query).digest('hex');
+      const sent = await post(stack, { query, extensions: apq(hash) });
+      expect(sent.body.errors?.length, query).toBeGreaterThan(0);
+      const alone = await post(stack, { extensions: apq(hash) });
+      expect(alone.body.errors?.[0]?.extensions, query).toMatchObject({ code: 'PERSISTED_QUERY_NOT_FOUND' });
+    }
+    expect(stack.sandbox.calls).toHaveLength(0);
   });
 
   describe('through Redis', () => {
@@ -133,6 +155,35 @@ describe('automatic persisted queries', () => {
       });
       await Promise.all(stacks.splice(0).map((s) => s.close()));
       await sandbox.close();
+    });
+
+    it('keeps the documents within bounds in entries and bytes in Redis too, older and expired ones out first', async () => {
+      redis ??= await startRedis();
+      const inspect = new Redis(redis.url);
+      await inspect.flushall();
+      const store = redisApqStore({ url: redis.url, maxEntries: 3, maxBytes: 1000, ttlMs: 60_000 });
+      // Commands fail until the store's connection is up (no offline queue): wait for it.
+      for (let i = 0; i < 100 && (await store.set('probe', 'x'), await store.get('probe')) !== 'x'; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      await inspect.flushall();
+      for (let i = 0; i < 5; i++) await store.set(`e${i}`, 'x');
+      expect(await Promise.all([0, 1, 2, 3, 4].map((i) => store.get(`e${i}`)))).toEqual([null, null, 'x', 'x', 'x']);
+      for (let i = 0; i < 5; i++) await store.set(`b${i}`, 'ñ'.repeat(150)); // 300 bytes each
+      expect(await store.get('b1')).toBeNull();
+      expect(await store.get('b4')).toBe('ñ'.repeat(150));
+      expect(Number(await inspect.get('gw2:{apq}:bytes'))).toBeLessThanOrEqual(1000);
+      expect(await inspect.hlen('gw2:{apq}:docs')).toBeLessThanOrEqual(3);
+      // Over the bound alone: not kept at all.
+      await store.set('huge', 'x'.repeat(1001));
+      expect(await store.get('huge')).toBeNull();
+      const brief = redisApqStore({ url: redis.url, maxEntries: 3, maxBytes: 1000, ttlMs: 50 });
+      for (let i = 0; i < 100 && (await brief.get('e4')) !== 'x'; i++) await new Promise((r) => setTimeout(r, 20));
+      await brief.set('brief', 'x');
+      expect(await brief.get('brief')).toBe('x');
+      await new Promise((r) => setTimeout(r, 80));
+      expect(await brief.get('brief')).toBeNull();
+      await Promise.all([store.close?.(), brief.close?.()]);
+      inspect.disconnect();
     });
   });
 });

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { rucCheckDigit } from '../../src/schema/validation.js';
+import { postOnce, spawnGateway, startRedis, type RedisServer, type SpawnedGateway } from '../helpers.js';
+
+/**
+ * Persisted-query registrations, which anyone may send without a token, cannot crowd the
+ * lookup cache out of a Redis that refuses writes when full (maxmemory with noeviction, the
+ * default policy): the gateway bounds what it registers there.
+ */
+const MAXMEMORY = 32 * 1024 * 1024;
+
+let redis: RedisServer;
+let sandbox: Sandbox;
+let gateway: SpawnedGateway;
+let inspect: Redis;
+
+/** `n` valid RUCs the sandbox does not know (each a billed 404, kept like a record). */
+const unknownRucs = (n: number) =>
+  Array.from({ length: n }, (_, i) => {
+    const first10 = `20${String(70_000_000 + i).padStart(8, '0')}`;
+    return `${first10}${rucCheckDigit(first10)}`;
+  });
+
+/** A registration of a 250 KB document (a valid query behind a long comment), with no token. */
+async function register(i: number): Promise<number> {
+  const query = `# ${String(i).padStart(6, '0')} ${'x'.repeat(250_000)}\n{ __typename }`;
+  const sha256Hash = createHash('sha256').update(query).digest('hex');
+  const res = await fetch(gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+beforeAll(async () => {
+  redis = await startRedis(['--maxmemory', String(MAXMEMORY), '--maxmemory-policy', 'noeviction']);
+  sandbox = await startSandbox();
+  gateway = await spawnGateway(
+    { UPSTREAM_URL: sandbox.url, REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance' },
+    availableParallelism(),
+  );
+  inspect = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  inspect?.disconnect();
+  await gateway?.stop();
+  await sandbox?.close();
+  await redis?.stop();
+});
+
+describe('a flood of persisted-query registrations against a Redis with maxmemory and noeviction', () => {
+  it('leaves the lookup cache working: 30 RUCs asked twice cost 30 calls and give 30 cache hits', async () => {
+    // 400 registrations of 250 KB, 16 at a time: 100 MB offered to a 32 MB Redis.
+    let next = 0;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < 400) statuses.push(await register(next++));
+      }),
+    );
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const used = Number(/used_memory:(\d+)/.exec(await inspect.info('memory'))![1]);
+    expect(used).toBeLessThan(MAXMEMORY / 2);
+
+    const rucs = unknownRucs(30);
+    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    const cost = (a: Awaited<ReturnType<typeof postOnce>>) => a.body.extensions?.cost ?? {};
+    const first = await Promise.all(rucs.map((r) => postOnce(gateway.url, query, { r })));
+    const second = await Promise.all(rucs.map((r) => postOnce(gateway.url, query, { r })));
+    for (const a of [...first, ...second]) expect(a.body.errors?.[0]?.extensions?.['code']).toBe('DOCUMENT_NOT_FOUND');
+    expect(sandbox.callsTo('/ruc')).toHaveLength(30);
+    expect(second.reduce((sum, a) => sum + (cost(a)['cacheHits'] ?? 0), 0)).toBe(30);
+  }, 120_000);
+});
