@@ -37,7 +37,7 @@ export const EnvSchema = z.object({
   UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   /** Where lookups go when the primary is unavailable. @default unset */
   UPSTREAM_FALLBACK_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_FALLBACK_URL debe ser una URL http(s)' }).optional(),
-  /** Retries of a lookup whose failure is retryable. @default 2 */
+  /** Retries of a lookup whose call certainly cost nothing (never sent, or the upstream's 503). @default 2 */
   UPSTREAM_RETRIES: count.max(10).default(2),
   /** One deadline over all attempts of a lookup. @default 15000 */
   UPSTREAM_DEADLINE_MS: millis.default(15_000),

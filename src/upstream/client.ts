@@ -33,8 +33,24 @@ interface Route {
   breaker: CircuitBreakerPolicy;
 }
 
-/** Worth another try: the origin is unwell and did not say `retryable: false` itself. */
-const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).upstreamRetryable !== false;
+/**
+ * Worth another try, at no risk of paying twice: the origin is unwell, and the call certainly
+ * went unprocessed (never sent, or the upstream's own "may be repeated"). A time-out or a reset
+ * after sending may have been billed where it arrived: asking again is the caller's choice.
+ */
+const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).unprocessed;
+
+/**
+ * What a call cost, in plan queries, as far as anyone can know: its price when the upstream
+ * answered with a record or a 404 (the spec bills those), and also when it may have been billed
+ * (sent, then no answer, or a 5xx without the upstream's "not processed"), so that a report never
+ * says less than the upstream may charge. Refusals (a 4xx envelope, the upstream's 503) and
+ * calls never sent cost nothing.
+ */
+function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
+  if (status !== undefined && ((status >= 200 && status < 300) || status === 404)) return cost;
+  return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
+}
 
 /**
  * The REST client: the five operations over one primary origin and an optional fallback.
@@ -187,9 +203,9 @@ export class UpstreamClient {
       try {
         return await this.#call(route, req, token, ctx, n, this.#timeoutLeft(deadlineAt));
       } catch (error) {
-        // A 4xx (or a bad record) is final. An open breaker counts as unavailable: that is
-        // when the fallback matters most.
-        if (!(error instanceof UpstreamUnavailableError)) throw error;
+        // A 4xx (or a bad record) is final, and so is a call the primary may have billed. An open
+        // breaker refuses without a call: that is when the fallback matters most.
+        if (!(error instanceof UpstreamUnavailableError) || !error.unprocessed) throw error;
         lastError = error;
       }
     }
@@ -219,9 +235,6 @@ export class UpstreamClient {
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
       if (caller !== undefined) this.#shares.leave(caller);
-      // The spec bills a call per lookup (per receipt in a batch); we count those answered
-      // with a record or a 404, as the sandbox bills them. Refusals and failures cost nothing.
-      const billed = status !== undefined && ((status >= 200 && status < 300) || status === 404);
       const info: UpstreamCallInfo = {
         path: req.path,
         origin: route.name,
@@ -230,7 +243,7 @@ export class UpstreamClient {
         durationMs: performance.now() - started,
         outcome: error ? 'error' : 'ok',
         ...(error ? { errorKind: isUpstreamError(error) ? error.kind : 'unknown' } : {}),
-        queries: billed ? req.cost : 0,
+        queries: queriesSpent(req.cost, status, error),
       };
       this.#onCall?.(info);
       ctx.observe?.(info);

@@ -76,9 +76,17 @@ export class UpstreamUnavailableError extends UpstreamError {
   readonly kind = 'unavailable';
   override readonly name = 'UpstreamUnavailableError';
   readonly reason: UnavailableReason;
+  /**
+   * The request went out (or may have): the upstream may have received it, and billed it. False
+   * only when it never left: a refusal here, a connection that could not be made, a time-out
+   * while it still waited in the pool. An answer (a 5xx) was always sent.
+   */
+  readonly sent: boolean;
   constructor(fields: {
     path: string;
     reason: UnavailableReason;
+    /** @default false for a refusal here, else true (the conservative side: it may have been billed) */
+    sent?: boolean | undefined;
     status?: number | undefined;
     upstreamCode?: string | undefined;
     upstreamRetryable?: boolean | undefined;
@@ -87,6 +95,18 @@ export class UpstreamUnavailableError extends UpstreamError {
   }) {
     super(`upstream ${fields.path} unavailable: ${fields.reason}${fields.status ? ` (${fields.status})` : ''}`, fields);
     this.reason = fields.reason;
+    this.sent = fields.sent ?? !REFUSED_WITHOUT_CALL.has(fields.reason);
+  }
+
+  /**
+   * Whether the upstream certainly did not process (nor bill) the call: it was never sent, or
+   * the upstream answered in its own envelope that the same request may be repeated (its 503
+   * `upstream_unavailable`). Only such a call may be sent again, to the same origin or another.
+   * A time-out or a reset after sending, or a 5xx without that word (a proxy's page), may have
+   * been billed.
+   */
+  get unprocessed(): boolean {
+    return !this.sent || (this.upstreamCode !== undefined && this.upstreamRetryable === true);
   }
 }
 
@@ -138,6 +158,7 @@ export interface UpstreamErrorData {
   upstreamRetryable?: boolean | undefined;
   upstreamMessage?: string | undefined;
   reason?: string | undefined;
+  sent?: boolean | undefined;
   issues?: readonly string[] | undefined;
 }
 
@@ -145,7 +166,8 @@ export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
   const { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage } = error;
   const reason = error instanceof UpstreamUnavailableError || error instanceof UpstreamInvalidResponseError ? error.reason : undefined;
   const issues = error instanceof UpstreamInvalidResponseError ? error.issues : undefined;
-  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, issues };
+  const sent = error instanceof UpstreamUnavailableError ? error.sent : undefined;
+  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, sent, issues };
 }
 
 /** The same failure again, from `upstreamErrorData`. */

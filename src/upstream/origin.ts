@@ -115,6 +115,8 @@ export class Origin {
  */
 class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
+  /** undici is about to write the request on a connection: from here on the upstream may receive (and bill) it. */
+  #sent = false;
   #status: number | undefined;
   #settled = false;
   #chunks: Buffer[] = [];
@@ -150,7 +152,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     if (status !== undefined && status >= 200 && status < 300) {
       return new UpstreamInvalidResponseError({ path: this.path, status, reason: 'cut_short', cause });
     }
-    return new UpstreamUnavailableError({ path: this.path, reason, status, cause });
+    return new UpstreamUnavailableError({ path: this.path, reason, status, cause, sent: this.#sent });
   }
 
   #fail(error: Error): void {
@@ -162,7 +164,9 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#settled) controller.abort(new UpstreamUnavailableError({ path: this.path, reason: 'timeout' }));
+    // Timed out while it waited in the pool: aborted here, never written.
+    if (this.#settled) return controller.abort(new UpstreamUnavailableError({ path: this.path, reason: 'timeout', sent: false }));
+    this.#sent = true;
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
+import { ContribuyenteDocument, EjemploDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { RECEIPT, startStack, type Stack } from '../helpers.js';
+import { RECEIPT, TOKEN, freePort, startStack, type Stack } from '../helpers.js';
 
 const attempts = (stack: Stack, path = '/ruc') => stack.sandbox.callsTo(path).length;
 
@@ -35,11 +35,14 @@ describe('retries of lookups', () => {
     expect(stack.sandbox.callsTo('/ruc').map((c) => c.status)).toEqual([503, 503, 200]);
   });
 
-  it('time-outs, resets and other 5xx are retried', async () => {
+  it("a time-out or reset after the call was sent, or a 5xx without the upstream's envelope, is never retried: it may have been billed", async () => {
     for (const ruc of [TRIGGERS.slow.ruc, TRIGGERS.reset.ruc, TRIGGERS.badGateway.ruc]) {
       stack.sandbox.reset();
-      await stack.gql(ContribuyenteDocument, { ruc });
-      expect(attempts(stack), ruc).toBe(3);
+      const { body } = await stack.gql(ContribuyenteDocument, { ruc });
+      expect(body.errors?.[0]?.extensions, ruc).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+      expect(attempts(stack), ruc).toBe(1);
+      // Counted as spent: the report never says less than the upstream may charge.
+      expect(body.extensions?.['cost'], ruc).toMatchObject({ queries: 1, upstreamCalls: 1 });
     }
   });
 
@@ -69,19 +72,39 @@ describe('retries of lookups', () => {
   });
 });
 
+describe('an upstream slower than the time-out, billing each call on arrival', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { UPSTREAM_TIMEOUT_MS: '1000', BREAKER_MIN_CALLS: '1000000' } });
+    stack.sandbox.setFaults({ pathLatencyMs: { '/ruc': 3000, '/licencia-conducir': 3000 } });
+  });
+  afterAll(() => stack.close());
+
+  it('makes one call per lookup, and reports what the upstream may have charged', async () => {
+    stack.sandbox.setQuota(TOKEN, 100);
+    const { body } = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
+    expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE']);
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(stack.sandbox.callsTo('/licencia-conducir')).toHaveLength(1);
+    // The detailed record was never asked: its parent failed.
+    const charged = 100 - stack.sandbox.quotaOf(TOKEN)!;
+    expect(charged).toBe(3);
+    expect((body.extensions?.['cost'] as { queries: number }).queries).toBeGreaterThanOrEqual(charged);
+  });
+});
+
 describe('one deadline over all attempts', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({
-      env: { UPSTREAM_RETRIES: '10', UPSTREAM_TIMEOUT_MS: '150', UPSTREAM_DEADLINE_MS: '400', BREAKER_MIN_CALLS: '1000000' },
-      sandbox: { slowMs: 1000 },
-    });
+    stack = await startStack({ env: { UPSTREAM_RETRIES: '10', UPSTREAM_DEADLINE_MS: '400', BREAKER_MIN_CALLS: '1000000' } });
+    // Every call is the upstream's own 503 (retryable, not processed), after 150 ms.
+    stack.sandbox.setFaults({ latencyMs: 150, rates: { unavailable: 1 } });
   });
   afterAll(() => stack.close());
 
   it('stops retrying when the deadline passes, well before 1 + 10 attempts', async () => {
     const started = Date.now();
-    const { body } = await stack.gql(ContribuyenteDocument, { ruc: TRIGGERS.slow.ruc });
+    const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
     const elapsed = Date.now() - started;
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
     expect(attempts(stack)).toBeGreaterThanOrEqual(2);
@@ -181,11 +204,28 @@ describe('fallback origin (UPSTREAM_FALLBACK_URL, here a legacy /api address)', 
     expect(fallback.calls.map((c) => [c.path, c.status, c.headers.authorization])).toEqual([['/api/ruc', 200, 'Bearer sandbox-pro']]);
   });
 
-  it('answers a lookup when the primary resets the connection', async () => {
+  it('is not asked after the primary reset a call it had received: the primary may have billed it', async () => {
     stack.sandbox.setFaults({ rates: { reset: 1 } });
     const { body } = await stack.gql(ContribuyenteDocument, { ruc: '20100123453' });
-    expect(body.data?.contribuyente?.ruc).toBe('20100123453');
-    expect(fallback.calls).toHaveLength(1);
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryable: true });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect(fallback.calls).toHaveLength(0);
+  });
+
+  it('answers a lookup the primary could not be sent (its address refuses connections)', async () => {
+    const refusing = await startStack({
+      sharedSandbox: fallback,
+      upstreamPath: '/api',
+      env: { UPSTREAM_URL: `http://127.0.0.1:${await freePort()}`, UPSTREAM_RETRIES: '0', UPSTREAM_FALLBACK_URL: `${fallback.url}/api` },
+    });
+    try {
+      const { body } = await refusing.gql(ContribuyenteDocument, { ruc: '20100123453' });
+      expect(body.data?.contribuyente?.ruc).toBe('20100123453');
+      expect(fallback.calls).toHaveLength(1);
+      expect(body.extensions?.['cost']).toMatchObject({ queries: 1, upstreamCalls: 2 });
+    } finally {
+      await refusing.close();
+    }
   });
 
   it('is never asked after a 4xx', async () => {

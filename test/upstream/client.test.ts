@@ -61,6 +61,35 @@ describe('the REST client alone (no GraphQL)', () => {
     });
   });
 
+  it('tries again a call that could not be sent (a refused connection), and counts it as free', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const calls: { attempt: number; status: number | undefined; queries: number }[] = [];
+    const refusing = new UpstreamClient({ baseUrl: `http://127.0.0.1:${closed}`, retries: 2, onCall: (c) => calls.push(c) });
+    const error = await refusing.ruc('20100123453', { token: 't' }).catch((e: unknown) => e);
+    await refusing.close();
+    expect(error).toMatchObject({ reason: 'network', sent: false, unprocessed: true });
+    expect(calls.map((c) => [c.attempt, c.status, c.queries])).toEqual([
+      [1, undefined, 0],
+      [2, undefined, 0],
+      [3, undefined, 0],
+    ]);
+  });
+
+  it('never tries again a call that timed out after it was sent, and counts it as spent', async () => {
+    const calls: { attempt: number; queries: number }[] = [];
+    const retrying = new UpstreamClient({ baseUrl: sandbox.url, timeoutMs: 200, retries: 2, onCall: (c) => calls.push(c) });
+    const error = await retrying.ruc(TRIGGERS.slow.ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
+    await retrying.close();
+    expect(error).toMatchObject({ reason: 'timeout', sent: true, unprocessed: false });
+    expect(calls.map((c) => [c.attempt, c.queries])).toEqual([[1, 1]]);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+  });
+
   it('turns 503, HTML 502, a reset and a time-out into UpstreamUnavailableError with its reason', async () => {
     const reasons = await Promise.all(
       [TRIGGERS.unavailable.ruc, TRIGGERS.badGateway.ruc, TRIGGERS.reset.ruc, TRIGGERS.slow.ruc].map((ruc) =>
