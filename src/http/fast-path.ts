@@ -5,6 +5,7 @@ import { createGraphQLError, processRegularResult, type GraphQLParams, type Plug
 import { INTERNAL_MESSAGE, errorBody, resultWithContract } from '../errors.js';
 import { fetchRequestOf, isJson, mediaTypeOf, paramsOf, type Params } from './fast-path-request.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
+import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
 
 /**
  * The common request, a JSON POST to /graphql, answered straight from node:http.
@@ -171,9 +172,11 @@ export function createFastPath(
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
     const request = fetchRequestOf(req, fetchAPI);
     report.begin(request, true);
-    const context: ServerContext & { req: IncomingMessage; res: ServerResponse } = {
+    const context: ServerContext & { req: IncomingMessage; res: ServerResponse; [ONE_RESULT_ONLY]: true } = {
       req,
       res,
+      // This path writes one JSON result: an incremental operation here is refused, never run.
+      [ONE_RESULT_ONLY]: true,
       request,
       // A JSON body's operationName may be null where Yoga's type says undefined; Yoga passes it on alike.
       params: params as GraphQLParams,
@@ -212,8 +215,10 @@ export function createFastPath(
     if (req.method !== 'POST' || req.url !== graphqlPath || !isJson(req.headers['content-type'])) return undefined;
     const mediaType = mediaTypeOf(req.headers.accept);
     const params = mediaType ? paramsOf(body) : undefined;
-    // An incremental answer (@defer, @stream) is Yoga's to send: a cheap look, before parsing.
-    if (!mediaType || !params || params.query.includes('@defer') || params.query.includes('@stream')) return undefined;
+    // An incremental answer (@defer, @stream) is Yoga's to send. A GraphQL name is never escaped,
+    // so a document that uses either directive, however spaced or commented, holds its name:
+    // such documents go to Yoga, and the executor decides from the parsed one (ONE_RESULT_ONLY).
+    if (!mediaType || !params || params.query.includes('defer') || params.query.includes('stream')) return undefined;
     options.onTaken?.();
     return respond(req, res, mediaType, params).catch((error: unknown) => {
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.

@@ -16,20 +16,25 @@ import { gatewayError } from '../errors.js';
 const STREAMS = /multipart\/(mixed|\*)|text\/(event-stream|\*)|\*\/\*/i;
 
 /**
+ * Set on the server context by a transport that answers with one JSON result and nothing else
+ * (the node:http fast path): an incremental operation that reaches it is refused before any call.
+ * The fast path hands such documents to Yoga, which streams; this holds should one get through.
+ */
+export const ONE_RESULT_ONLY = Symbol('gateway.oneResultOnly');
+
+const NEEDS_STREAM_ACCEPT =
+  'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).';
+
+/**
  * Why an incremental document cannot run as asked, before any resolver (and so any call):
  * an `Accept` that takes no stream (Yoga would run it, bill it, then answer an empty 406), or
  * an `@stream` with a negative `initialCount` (graphql-tools fails on it mid-execution).
  */
 function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
-  const accept = (args.contextValue as { request?: Request }).request?.headers.get('accept');
-  if (accept && !STREAMS.test(accept)) {
-    return gatewayError(
-      'BAD_REQUEST',
-      'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).',
-      {
-        extensions: { http: { status: 406 } },
-      },
-    );
+  const context = args.contextValue as { request?: Request; [ONE_RESULT_ONLY]?: boolean };
+  const accept = context.request?.headers.get('accept');
+  if ((accept && !STREAMS.test(accept)) || context[ONE_RESULT_ONLY]) {
+    return gatewayError('BAD_REQUEST', NEEDS_STREAM_ACCEPT, { extensions: { http: { status: 406 } } });
   }
   const stream = args.schema.getDirective('stream');
   const operation = getOperationAST(args.document, args.operationName);

@@ -154,6 +154,44 @@ describe('@defer', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
+  describe('however @defer is written, and whatever the Accept: it streams, or is refused before any call', () => {
+    const spellings = {
+      'a space after @': '{ contribuyente(ruc: "20100123453") { ruc ... @ defer { detalle { ruc } } } }',
+      'a comment after @': '{ contribuyente(ruc: "20100123453") { ruc ... @ # defer me\n defer { detalle { ruc } } } }',
+      'a comma before the name': '{ contribuyente(ruc: "20100123453") { ruc ... @,defer { detalle { ruc } } } }',
+    };
+    /** Posts `query` with `accept` (none when undefined): the answer's status, content type and text. */
+    const send = async (query: string, accept: string | undefined) => {
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...(accept ? { accept } : {}) },
+        body: JSON.stringify({ query }),
+      });
+      return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+    };
+
+    for (const [how, query] of Object.entries(spellings)) {
+      for (const accept of ['*/*', undefined]) {
+        it(`streams the deferred part, with ${how} and ${accept ? `Accept: ${accept}` : 'no Accept'}`, async () => {
+          // fetch sends `Accept: */*` when none is given: that is what curl and fetch users send.
+          const { status, type, text } = await send(query, accept);
+          expect(status).toBe(200);
+          expect(type).toMatch(/multipart\/mixed|text\/event-stream/);
+          expect(text).toContain('"hasNext":false');
+          expect(text).toContain('"detalle":{"ruc":"20100123453"}');
+          expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+          expect(stack.sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
+        });
+      }
+      it(`refuses it typed before any call, with ${how} and an Accept that takes no stream`, async () => {
+        const { status, text } = await send(query, 'application/json');
+        expect(status).toBe(406);
+        expect(JSON.parse(text)).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', retryable: false } }] });
+        expect(stack.sandbox.calls).toHaveLength(0);
+      });
+    }
+  });
+
   it('keeps the cost limit: an incremental operation over MAX_OPERATION_COST makes no call', async () => {
     const rucs = Array.from({ length: 101 }, (_, i) => `a${i}: contribuyente(ruc: "${RUC}") { ruc ... @defer { detalle { ruc } } }`);
     const res = await fetch(`${stack.url}/graphql`, {

@@ -8,6 +8,7 @@ import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { gatewayError } from '../../src/errors.js';
+import { ONE_RESULT_ONLY } from '../../src/pipeline/executor.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 
 /**
@@ -320,3 +321,24 @@ async function takenBy(stack: Stack): Promise<number> {
   const text = await (await fetch(`${stack.url}/metrics`)).text();
   return Number(/^gateway_fast_path_requests_total (\d+)/m.exec(text)?.[1] ?? NaN);
 }
+
+describe("an incremental operation on the fast path's transport, which writes one JSON result", () => {
+  it('is refused typed before any call, decided from the parsed document, whatever the Accept', async () => {
+    sandbox.reset();
+    const request = new Request('http://localhost/graphql', {
+      method: 'POST',
+      headers: { accept: '*/*', authorization: `Bearer ${TOKEN}` },
+    });
+    const enveloped = fast.app.yoga.getEnveloped({ request, [ONE_RESULT_ONLY]: true } as never);
+    const document = enveloped.parse('{ contribuyente(ruc: "20100123453") { ruc ... @ # hidden\n defer { detalle { ruc } } } }');
+    expect(enveloped.validate(enveloped.schema, document)).toEqual([]);
+    const result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      contextValue: await enveloped.contextFactory(),
+    })) as { errors?: { extensions: Record<string, unknown> }[] };
+    expect(Symbol.asyncIterator in result).toBe(false);
+    expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', retryable: false });
+    expect(sandbox.calls).toHaveLength(0);
+  });
+});
