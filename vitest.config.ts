@@ -14,6 +14,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own servers on port 0; files may run side by side.
     pool: 'forks',
+    // Memory tests read the heap after a full collection.
+    execArgv: ['--expose-gc'],
     // Whatever a file starts is stopped after it (test/setup.ts), and a process still running at
     // the end fails the run (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],

@@ -49,7 +49,7 @@ export const EnvSchema = z.object({
   BREAKER_WINDOW_MS: millis.min(1000).default(10_000),
   /** How long an open breaker refuses calls before one probe. @default 10000 */
   BREAKER_COOLDOWN_MS: millis.default(10_000),
-  /** Depth of a selection, introspection aside; ours nest 3 deep at most. @default 6 */
+  /** Depth of a selection; ours nest 3 deep at most (introspection has a bound of its own, 20). @default 6 */
   MAX_DEPTH: count.min(1).max(100).default(6),
   /** @default 20 */
   MAX_ALIASES: count.max(1000).default(20),

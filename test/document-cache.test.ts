@@ -100,15 +100,28 @@ describe('useDocumentCache bounds', () => {
   /** A valid document of about `chars` characters (a comment keeps it under any token limit). */
   const big = (i: number, chars: number) => `# ${String(i).padEnd(chars, 'x')}\n{ hello }`;
 
-  it('keeps parsed documents up to their text size, however many are sent', () => {
-    const { run, cache } = setup({ maxChars: 1_000_000 });
+  it('keeps parsed documents up to their weight in bytes, however many are sent', () => {
+    const { run, cache } = setup({ maxBytes: 1_000_000 });
     for (let i = 0; i < 1024; i++) run(big(i, 98_000));
-    expect(cache.stats().chars).toBeLessThanOrEqual(1_000_000);
-    expect(cache.stats().chars).toBeGreaterThan(800_000);
+    expect(cache.stats().bytes).toBeLessThanOrEqual(1_000_000);
+    expect(cache.stats().bytes).toBeGreaterThan(800_000);
+  });
+
+  it('weighs a document by what it holds in memory, not by its text: deep and wide documents of few characters count for their tokens', () => {
+    global.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const { run, cache } = setup({ maxBytes: 20 * 1024 * 1024 });
+    // 11 KB each, nearly 3,000 tokens: about a megabyte each once parsed, and valid.
+    for (let i = 0; i < 200; i++) run(`# ${i}\n{ __schema { types { ${'ofType { '.repeat(990)} name ${'} '.repeat(990)} } } }`);
+    global.gc?.();
+    const held = process.memoryUsage().heapUsed - before;
+    expect(cache.stats().bytes).toBeLessThanOrEqual(20 * 1024 * 1024);
+    // What is counted is what is held, within a factor: never a tenth of it, as characters were.
+    if (global.gc) expect(held).toBeLessThan(1.5 * cache.stats().bytes + 5 * 1024 * 1024);
   });
 
   it('keeps refused documents apart, so that they never crowd out good ones', () => {
-    const { run, cache, parses } = setup({ maxChars: 10_000, maxRefusedChars: 10_000 });
+    const { run, cache, parses } = setup({ maxBytes: 100_000, maxRefusedBytes: 100_000 });
     run('{ hello }');
     for (let i = 0; i < 200; i++) run(`# ${i}\n{ nope${i} }`);
     for (let i = 0; i < 200; i++) {
@@ -121,6 +134,6 @@ describe('useDocumentCache bounds', () => {
     const before = parses();
     run('{ hello }');
     expect(parses()).toBe(before);
-    expect(cache.stats().refusedChars).toBeLessThanOrEqual(10_000);
+    expect(cache.stats().refusedBytes).toBeLessThanOrEqual(100_000);
   });
 });

@@ -4,6 +4,7 @@ import { ASSETS_PATH } from './graphiql.js';
 import { SERVICE_ROUTES } from './health.js';
 import type { Config } from '../config.js';
 import { NOT_FOUND_MESSAGE, errorBody, type ErrorCode } from '../errors.js';
+import { bearerToken } from '../context.js';
 
 /** The one GraphQL endpoint. */
 export const GRAPHQL_PATH = '/graphql';
@@ -41,6 +42,7 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
   const { yoga, fastPath } = app;
   // A count, not a queue: past the bound a request is refused at once, never kept waiting.
   let active = 0;
+  const tokenless = takingTurns(TOKENLESS_AT_ONCE);
 
   const server = createServer(
     {
@@ -103,12 +105,59 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
     active++;
     // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
     const release = () => void active--;
-    const taken = body === undefined ? undefined : fastPath?.(req, res, body);
-    if (taken) return void taken.then(release, release);
-    // Handed to Yoga already read, as body-parser would.
-    if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
-    Promise.resolve(yoga(req, res)).then(release, release);
+    const work = (): Promise<unknown> => {
+      if (res.destroyed) return Promise.resolve();
+      const taken = body === undefined ? undefined : fastPath?.(req, res, body);
+      if (taken) return taken;
+      // Handed to Yoga already read, as body-parser would.
+      if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
+      return Promise.resolve(yoga(req, res));
+    };
+    const done = bearerToken(req.headers.authorization ?? null) === undefined ? tokenless(work) : work();
+    done.then(release, release);
   }
+}
+
+/**
+ * How many requests without a bearer token are worked on at once. They can make no upstream call
+ * (only introspection, or a refusal), yet parsing and validating a large distinct document takes
+ * milliseconds of the event loop: a flood of them must not hold back the callers with a token.
+ */
+const TOKENLESS_AT_ONCE = 1;
+
+/**
+ * Runs at most `limit` of the works given at once, in arrival order, each started from the
+ * event loop's check phase (setImmediate), never inline: a request's 'end' comes on the tick
+ * queue, so works started inline would run back to back with no look at the sockets between.
+ * This way, between two turns, every request that has arrived meanwhile gets its own. Written
+ * here: p-limit starts the next work within the same turn, which is what must not happen.
+ */
+function takingTurns(limit: number): (work: () => Promise<unknown>) => Promise<unknown> {
+  let running = 0;
+  let scheduled = false;
+  const waiting: (() => void)[] = [];
+  const schedule = () => {
+    if (scheduled || waiting.length === 0 || running >= limit) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      while (running < limit && waiting.length > 0) waiting.shift()!();
+    });
+  };
+  return (work) =>
+    new Promise((resolve) => {
+      waiting.push(() => {
+        running++;
+        const done = work();
+        const finish = () => {
+          running--;
+          schedule();
+        };
+        done.then(finish, finish);
+        resolve(done);
+      });
+      schedule();
+    });
 }
 
 /** Reads the body under the size and time limits, then calls `done` with it (never on a refusal). */

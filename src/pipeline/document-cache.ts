@@ -1,12 +1,41 @@
-import type { DocumentNode, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema, Token, ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
 export interface DocumentCacheOptions {
-  /** Text of the documents kept parsed, in characters. @default 4194304 */
-  maxChars?: number;
-  /** Text of the documents kept as refused (syntax or validation errors), apart. @default 524288 */
-  maxRefusedChars?: number;
+  /** What the documents kept parsed hold in memory, in bytes (see `weightOf`). @default 33554432 (32 MiB) */
+  maxBytes?: number;
+  /** The same for documents kept as refused (syntax or validation errors), apart. @default 8388608 (8 MiB) */
+  maxRefusedBytes?: number;
+}
+
+/**
+ * What a parsed document keeps alive per token: the token itself (graphql-js links every token
+ * of a document, and each node's location holds two of them), the nodes and their locations.
+ * Measured at 270 to 340 bytes for every shape of document tried (docs/performance.md).
+ */
+const BYTES_PER_TOKEN = 320;
+
+/**
+ * The memory a kept document holds: its tokens at BYTES_PER_TOKEN, and its text. A refused
+ * parse (an Error) holds its text and little else. Counting characters instead, as before,
+ * let 11 KB documents of 3,000 tokens hold a megabyte each.
+ */
+function weightOf(source: string, value: DocumentNode | Error): number {
+  let tokens = 0;
+  if (!(value instanceof Error)) for (let token: Token | null | undefined = value.loc?.startToken; token; token = token.next) tokens++;
+  return Math.max(1, source.length + tokens * BYTES_PER_TOKEN);
+}
+
+/**
+ * An error kept beyond its request, its stack formatted now. Until its stack is read, V8 keeps
+ * it as frames that hold each caller's `this`: the parser with every token of the document,
+ * the request and its response. Kept in a cache, an unread error kept all of those alive
+ * (docs/performance.md).
+ */
+function detached<E extends Error>(error: E): E {
+  void error.stack;
+  return error;
 }
 
 /**
@@ -15,15 +44,19 @@ export interface DocumentCacheOptions {
  * looks that long string up in an LRU (docs/performance.md). Here the rule list is compared
  * with the one seen last, and its key is only built when it changed.
  *
- * Parsed documents are kept in an LRU by their text, bounded by the text's size (a parsed
- * document takes many times its text), so that anyone, token or not, can fill it with large
- * documents only up to that bound. A document that fails to parse or validate moves to an LRU
- * of its own, so refused documents never crowd out good ones.
+ * Parsed documents are kept in an LRU by their text, bounded by what they hold in memory
+ * (`weightOf`), so that anyone, token or not, can fill it with large or deep documents only up
+ * to that bound. A document that fails to parse or validate moves to an LRU of its own, so
+ * refused documents never crowd out good ones.
  */
-export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & { stats(): { chars: number; refusedChars: number } } {
-  const bySize = (max: number) => ({ max: 4096, maxSize: max, sizeCalculation: (_value: unknown, key: string) => Math.max(1, key.length) });
-  const documents = new LRUCache<string, DocumentNode>(bySize(options.maxChars ?? 4 * 1024 * 1024));
-  const refused = new LRUCache<string, DocumentNode | Error>(bySize(options.maxRefusedChars ?? 512 * 1024));
+export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & { stats(): { bytes: number; refusedBytes: number } } {
+  const byWeight = (max: number) => ({
+    max: 4096,
+    maxSize: max,
+    sizeCalculation: (value: DocumentNode | Error, key: string) => weightOf(key, value),
+  });
+  const documents = new LRUCache<string, DocumentNode>(byWeight(options.maxBytes ?? 32 * 1024 * 1024));
+  const refused = new LRUCache<string, DocumentNode | Error>(byWeight(options.maxRefusedBytes ?? 8 * 1024 * 1024));
   /** The text each kept document was parsed from, to move it when it fails validation. */
   const sources = new WeakMap<DocumentNode, string>();
   const byRules = new LRUCache<string, WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly (GraphQLError | Error)[]>>>({ max: 16 });
@@ -56,7 +89,7 @@ export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & {
       if (earlier instanceof Error) throw earlier;
       if (earlier) return void setParsedDocument(earlier);
       return ({ result }) => {
-        if (result instanceof Error) refused.set(source, result);
+        if (result instanceof Error) refused.set(source, detached(result));
         else if (result != null) {
           documents.set(source, result);
           sources.set(result, source);
@@ -74,6 +107,7 @@ export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & {
       if (cached) return void setResult(cached);
       return ({ result }) => {
         if (result == null) return;
+        for (const error of result) detached(error);
         byDocument.set(documentAST, result);
         const source = sources.get(documentAST);
         if (result.length > 0 && source !== undefined && documents.get(source) === documentAST) {
@@ -82,6 +116,6 @@ export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & {
         }
       };
     },
-    stats: () => ({ chars: documents.calculatedSize, refusedChars: refused.calculatedSize }),
+    stats: () => ({ bytes: documents.calculatedSize, refusedBytes: refused.calculatedSize }),
   };
 }

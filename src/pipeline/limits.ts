@@ -4,13 +4,28 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { ValidationContext, ValidationRule } from 'graphql';
+import { TokenKind, type Token, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { RuntimeLimits } from './billed.js';
 import { estimateCost } from './cost.js';
 import { gatewayError, type ErrorCode } from '../errors.js';
 import { requestState, spent } from './request-state.js';
+
+/**
+ * Depth of an introspection query, as GraphQL Armor counts it (fragments flattened). The standard
+ * query (graphql-js's, GraphiQL's, GraphQL Code Generator's: a type reference nested 9 deep) is 15;
+ * this leaves room for a client that asks for a few more levels, and none for a document nested
+ * hundreds deep, which would cost memory and time for nothing.
+ */
+export const INTROSPECTION_MAX_DEPTH = 20;
+
+/**
+ * How deep braces may nest in a document, checked as it is parsed: well past any depth the
+ * limits below allow (introspection's included, with fragments and input objects), so it only
+ * turns away documents built to be deep, before validation spends time on every level.
+ */
+export const MAX_NESTING = 2 * INTROSPECTION_MAX_DEPTH;
 
 /** Header a browser must add to a "simple" (non-preflighted) request; JSON POSTs need none. */
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
@@ -35,21 +50,34 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
   });
 
   return [
+    useNestingBound(),
     maxTokensPlugin({
       n: limits.maxTokens,
       ...reject('TOKEN_LIMIT_EXCEEDED', () => `El documento GraphQL tiene más de ${limits.maxTokens} tokens (MAX_TOKENS).`),
     }),
     maxDepthPlugin({
       n: limits.maxDepth,
-      // Introspection is left out: GraphiQL's own query is 21 deep as Armor counts, costs no
-      // upstream call, and its size is held by MAX_TOKENS. Our own types nest 3 deep at most.
+      // Introspection (`__schema`) has a bound of its own, below: the standard query is deeper
+      // than any of ours, which nest 3 deep at most.
       ignoreIntrospection: true,
       // Depth is fields within fields: a fragment or an inline fragment (where @defer goes) adds none.
       flattenFragments: true,
       ...reject('DEPTH_LIMIT_EXCEEDED', (found) => `La operación tiene profundidad ${found}; el máximo es ${limits.maxDepth} (MAX_DEPTH).`),
     }),
+    maxDepthPlugin({
+      n: Math.max(INTROSPECTION_MAX_DEPTH, limits.maxDepth),
+      ignoreIntrospection: false,
+      flattenFragments: true,
+      ...reject(
+        'DEPTH_LIMIT_EXCEEDED',
+        (found) =>
+          `La operación tiene profundidad ${found} contando la introspección; el máximo es ${Math.max(INTROSPECTION_MAX_DEPTH, limits.maxDepth)}.`,
+      ),
+    }),
     maxAliasesPlugin({
       n: limits.maxAliases,
+      // Armor lets `__typename` be aliased without count: a thousand of them cost milliseconds each.
+      allowList: [],
       ...reject(
         'ALIAS_LIMIT_EXCEEDED',
         (found) =>
@@ -70,6 +98,33 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts }),
     useServedOperations(),
   ];
+}
+
+/**
+ * Refuses a newly parsed document whose braces nest deeper than MAX_NESTING, as a parse error
+ * (so the document cache keeps only the error, not the document). One walk of the tokens, done
+ * once per distinct document; GraphQL Armor's depth rule still judges every document that passes,
+ * but only after every other validation rule has walked it, which a deep one makes costly.
+ */
+function useNestingBound(): Plugin {
+  return {
+    onParse:
+      () =>
+      ({ result, replaceParseResult }) => {
+        if (!result || result instanceof Error) return;
+        let depth = 0;
+        let deepest = 0;
+        for (let token: Token | null | undefined = result.loc?.startToken; token; token = token.next) {
+          if (token.kind === TokenKind.BRACE_L) deepest = Math.max(deepest, ++depth);
+          else if (token.kind === TokenKind.BRACE_R) depth--;
+        }
+        if (deepest > MAX_NESTING) {
+          replaceParseResult(
+            gatewayError('DEPTH_LIMIT_EXCEEDED', `El documento anida ${deepest} niveles de llaves; el máximo es ${MAX_NESTING}.`),
+          );
+        }
+      },
+  };
 }
 
 /** An operation kind the schema has no root for (a subscription) is a validation error of its own. */

@@ -1,4 +1,6 @@
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { INTROSPECTION_MAX_DEPTH, MAX_NESTING } from '../../src/pipeline/limits.js';
 import { ContribuyentesDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { codes, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
@@ -204,6 +206,49 @@ describe('depth counts fields within fields', () => {
     const deep = await shallow.gql(`{ contribuyente(ruc: "20100123453") { ...F } } fragment F on Contribuyente { detalle { ruc } }`);
     await shallow.close();
     expect(codes(deep.body)).toEqual(['DEPTH_LIMIT_EXCEEDED']);
+  });
+});
+
+describe('introspection has bounds too', () => {
+  it("answers the standard introspection query (graphql-js's, GraphiQL's and codegen's), with every option", async () => {
+    for (const options of [
+      {},
+      {
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+        oneOf: true,
+      },
+    ]) {
+      const { body } = await stack.gql(getIntrospectionQuery(options), undefined, { token: null });
+      expect(body.errors).toBeUndefined();
+      expect((body.data as { __schema: { types: unknown[] } }).__schema.types.length).toBeGreaterThan(10);
+    }
+  });
+
+  it(`refuses introspection nested deeper than ${INTROSPECTION_MAX_DEPTH}, and a document nested hundreds deep as it is parsed`, async () => {
+    const nested = (n: number) => `{ __schema { types { ${'ofType { '.repeat(n)} name ${'} '.repeat(n)} } } }`;
+    const deep = await stack.gql(nested(INTROSPECTION_MAX_DEPTH), undefined, { token: null });
+    expect(deep.body.errors?.[0]?.extensions).toMatchObject({ code: 'DEPTH_LIMIT_EXCEEDED', retryable: false });
+    expect(deep.body.errors?.[0]?.message).toContain(`el máximo es ${INTROSPECTION_MAX_DEPTH}`);
+    const hostile = await stack.gql(nested(990), undefined, { token: null });
+    expect(hostile.body.errors?.[0]?.extensions).toMatchObject({ code: 'DEPTH_LIMIT_EXCEEDED', retryable: false });
+    expect(hostile.body.errors?.[0]?.message).toContain(`el máximo es ${MAX_NESTING}`);
+    const typeDeep = await stack.gql(
+      `{ __type(name: "Query") { ${'fields { type { '.repeat(12)} name ${'} } '.repeat(12)} } }`,
+      undefined,
+      { token: null },
+    );
+    expect(codes(typeDeep.body)).toContain('DEPTH_LIMIT_EXCEEDED');
+  });
+
+  it('counts aliases of __typename like any other', async () => {
+    const { body } = await stack.gql(`{ ${Array.from({ length: 4 }, (_, i) => `t${i}: __typename`).join(' ')} }`, undefined, {
+      token: null,
+    });
+    expect(codes(body)).toEqual(['ALIAS_LIMIT_EXCEEDED']);
   });
 });
 
