@@ -9,7 +9,7 @@ import { OperationReport, useOperationReport } from './pipeline/operation-report
 import { createFastPath, usePluginList, type FastPath, type YogaHook } from './http/fast-path.js';
 import { GRAPHQL_PATH, type HttpApp } from './http/server.js';
 import { useDocumentCache } from './pipeline/document-cache.js';
-import { useSecretVariables } from './pipeline/secret-variables.js';
+import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
 import { useHealth } from './http/health.js';
@@ -201,7 +201,8 @@ export function createApp(config: Config, options: AppOptions): App {
       ...useOperationLimits(config.limits, production),
       // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
       usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
-      // Variables of a secret type checked before graphql-js could print their values.
+      // Secrets: written in the document, refused; in variables, checked before graphql-js could print them.
+      useNoSecretsInDocuments(),
       useSecretVariables(),
       // 6. graphql-js executes, keys in selection order.
       useExecutor(),

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   GRAPHQL_PARSE_FAILED: 'El documento GraphQL no se pudo analizar.',
   GRAPHQL_VALIDATION_FAILED: 'El documento GraphQL no es válido para el esquema.',
   BAD_USER_INPUT: 'Las variables no tienen el tipo que declara la operación.',
+  SECRET_IN_DOCUMENT:
+    'Credenciales SOL escritas en el documento en lugar de una variable: se rechaza sin mostrarlas, y el documento no se guarda.',
   BAD_REQUEST: 'La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido).',
   REQUEST_ENTITY_TOO_LARGE: 'El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413).',
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',

@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'REQUEST_ENTITY_TOO_LARGE'
   /** El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable. */
   | 'REQUEST_TIMEOUT'
+  /** Credenciales SOL escritas en el documento en lugar de una variable: se rechaza sin mostrarlas, y el documento no se guarda. */
+  | 'SECRET_IN_DOCUMENT'
   /** El documento supera MAX_TOKENS. */
   | 'TOKEN_LIMIT_EXCEEDED'
   /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401). */

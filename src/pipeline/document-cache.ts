@@ -1,6 +1,7 @@
 import type { DocumentNode, GraphQLError, GraphQLSchema, Token, ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { holdsSecret } from './secrets.js';
 
 export interface DocumentCacheOptions {
   /** What the documents kept parsed hold in memory, in bytes (see `weightOf`). @default 33554432 (32 MiB) */
@@ -108,8 +109,13 @@ export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & {
       return ({ result }) => {
         if (result == null) return;
         for (const error of result) detached(error);
-        byDocument.set(documentAST, result);
         const source = sources.get(documentAST);
+        // A document with a secret written in it is kept nowhere, not even as refused.
+        if (holdsSecret(documentAST)) {
+          if (source !== undefined && documents.get(source) === documentAST) documents.delete(source);
+          return;
+        }
+        byDocument.set(documentAST, result);
         if (result.length > 0 && source !== undefined && documents.get(source) === documentAST) {
           documents.delete(source);
           refused.set(source, documentAST);

@@ -4,7 +4,7 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { TokenKind, type Token, type ValidationContext, type ValidationRule } from 'graphql';
+import { GraphQLError, TokenKind, type DocumentNode, type Token, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { RuntimeLimits } from './billed.js';
@@ -50,7 +50,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
   });
 
   return [
-    useNestingBound(),
+    useParseGuards(),
     maxTokensPlugin({
       n: limits.maxTokens,
       ...reject('TOKEN_LIMIT_EXCEEDED', () => `El documento GraphQL tiene más de ${limits.maxTokens} tokens (MAX_TOKENS).`),
@@ -101,30 +101,45 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
 }
 
 /**
- * Refuses a newly parsed document whose braces nest deeper than MAX_NESTING, as a parse error
- * (so the document cache keeps only the error, not the document). One walk of the tokens, done
- * once per distinct document; GraphQL Armor's depth rule still judges every document that passes,
- * but only after every other validation rule has walked it, which a deep one makes costly.
+ * Guards on a newly parsed document, each turning it into a parse error (so the document cache
+ * keeps only the error, not the document):
+ * - braces nested deeper than MAX_NESTING. One walk of the tokens, once per distinct document;
+ *   GraphQL Armor's depth rule still judges every document that passes, but only after every
+ *   other validation rule has walked it, which a deep one makes costly;
+ * - a syntax error found at a string: graphql-js quotes the string, which may be a credential
+ *   written in the document. Said without it.
  */
-function useNestingBound(): Plugin {
-  return {
-    onParse:
-      () =>
-      ({ result, replaceParseResult }) => {
-        if (!result || result instanceof Error) return;
-        let depth = 0;
-        let deepest = 0;
-        for (let token: Token | null | undefined = result.loc?.startToken; token; token = token.next) {
-          if (token.kind === TokenKind.BRACE_L) deepest = Math.max(deepest, ++depth);
-          else if (token.kind === TokenKind.BRACE_R) depth--;
-        }
-        if (deepest > MAX_NESTING) {
-          replaceParseResult(
-            gatewayError('DEPTH_LIMIT_EXCEEDED', `El documento anida ${deepest} niveles de llaves; el máximo es ${MAX_NESTING}.`),
-          );
-        }
-      },
+function useParseGuards(): Plugin {
+  const guard = ({ result, replaceParseResult }: { result: unknown; replaceParseResult: (result: DocumentNode | Error) => void }) => {
+    if (result instanceof GraphQLError && atString(result)) {
+      return replaceParseResult(
+        new GraphQLError('Error de sintaxis: una cadena de texto donde no corresponde (su contenido no se muestra).', {
+          source: result.source,
+          positions: result.positions,
+          extensions: { code: 'GRAPHQL_PARSE_FAILED', retryable: false },
+        }),
+      );
+    }
+    if (!result || result instanceof Error) return;
+    let depth = 0;
+    let deepest = 0;
+    for (let token: Token | null | undefined = (result as DocumentNode).loc?.startToken; token; token = token.next) {
+      if (token.kind === TokenKind.BRACE_L) deepest = Math.max(deepest, ++depth);
+      else if (token.kind === TokenKind.BRACE_R) depth--;
+    }
+    if (deepest > MAX_NESTING) {
+      replaceParseResult(
+        gatewayError('DEPTH_LIMIT_EXCEEDED', `El documento anida ${deepest} niveles de llaves; el máximo es ${MAX_NESTING}.`),
+      );
+    }
   };
+  return { onParse: () => guard };
+}
+
+/** Whether a syntax error points at a string (a quoted or block string starts there). */
+function atString(error: GraphQLError): boolean {
+  const at = error.positions?.[0];
+  return error.source !== undefined && at !== undefined && error.source.body[at] === '"';
 }
 
 /** An operation kind the schema has no root for (a subscription) is a validation error of its own. */

@@ -85,7 +85,7 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
 
 const CredencialesSolInput = builder.inputType('CredencialesSolInput', {
   description: 'Credenciales SOL de la empresa. Son secretas: el gateway nunca las registra ni las devuelve.',
-  // Read by src/pipeline/secret-variables.ts: a malformed value is refused without being printed.
+  // Read by src/pipeline/secrets.ts: written in a document it is refused, and a malformed variable is refused without being printed.
   extensions: { secret: true },
   fields: (t) => ({
     rucEmpresa: t.string({ required: true, description: 'RUC de la empresa.' }),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
@@ -47,6 +48,60 @@ describe('values of secret inputs never appear in a message or a log line', () =
       });
     }
   }
+
+  describe('credentials written in the document itself', () => {
+    const mutation = (credenciales: string, vars = '') =>
+      `mutation${vars} { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: ${credenciales}) { cantidadDeComprobantes } }`;
+    const written: [string, string][] = [
+      ['as a literal object', mutation(`{ rucEmpresa: "20100123453", usuario: "${SOL_USER}", clave: "${SOL_KEY}" }`)],
+      ['with a value of the wrong type', mutation(`{ rucEmpresa: "20100123453", usuario: "${SOL_USER}", clave: 123456789 }`)],
+      ['as a string where an object goes', mutation(`"${SOL_USER}:${SOL_KEY}"`)],
+      ['with an unknown field', mutation(`{ rucEmpresa: "20100123453", usuario: "${SOL_USER}", clav: "${SOL_KEY}" }`)],
+      [
+        'as a default value of a variable',
+        mutation('$c', `($c: CredencialesSolInput = { rucEmpresa: "20100123453", usuario: "${SOL_USER}", clave: "${SOL_KEY}" })`),
+      ],
+    ];
+    for (const stack of ['dev', 'prod'] as const) {
+      for (const [how, query] of written) {
+        it(`are refused typed, quoting none of them, with no call: ${how} (${stack})`, async () => {
+          const s = stack === 'dev' ? dev : prod;
+          const { body } = await s.gql(query);
+          expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(['SECRET_IN_DOCUMENT']);
+          expect(body.errors?.[0]?.extensions?.['retryable']).toBe(false);
+          const seen = everything(s, body);
+          expect(seen).not.toContain(SOL_USER);
+          expect(seen).not.toContain(SOL_KEY);
+          expect(seen).not.toContain('123456789');
+          expect(s.sandbox.calls).toHaveLength(0);
+        });
+      }
+    }
+
+    it('are never kept: sent with a persisted-query hash, the hash stays unknown', async () => {
+      const query = written[0]![1];
+      const sha256Hash = createHash('sha256').update(query).digest('hex');
+      const post = (body: unknown) =>
+        fetch(`${dev.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify(body),
+        }).then((r) => r.json() as Promise<{ errors?: { extensions: Record<string, unknown> }[] }>);
+      const sent = await post({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      expect(sent.errors?.[0]?.extensions['code']).toBe('SECRET_IN_DOCUMENT');
+      const alone = await post({ extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      expect(alone.errors?.[0]?.extensions['code']).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect(dev.sandbox.calls).toHaveLength(0);
+    });
+
+    it('are not quoted by a syntax error next to them', async () => {
+      const broken = `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: { rucEmpresa: "20100123453" usuario "${SOL_USER}" }) { cantidadDeComprobantes } }`;
+      const { body } = await prod.gql(broken);
+      expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED', retryable: false });
+      expect(body.errors?.[0]?.locations).toHaveLength(1);
+      expect(everything(prod, body)).not.toContain(SOL_USER);
+    });
+  });
 
   it('hides field suggestions of variable errors in production', async () => {
     const variables = { comprobantes: [LINE], credencialesSol: { rucEmpresa: '20100123453', usuario: 'u', clav: 'c' } as never };

@@ -1,17 +1,24 @@
 import {
+  Kind,
   coerceInputValue,
   getNamedType,
   getOperationAST,
   isNonNullType,
   typeFromAST,
+  type DocumentNode,
   type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type ValidationRule,
+  type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { gatewayError } from '../errors.js';
+
+/** Is this input type secret (its `extensions` say so, as CredencialesSolInput's do)? */
+const isSecretType = (type: { extensions?: Readonly<Record<string, unknown>> } | undefined) => type?.extensions?.['secret'] === true;
 
 /**
  * Variables of a secret input type (one whose type says `extensions: { secret: true }`, as
@@ -48,7 +55,54 @@ export function useSecretVariables(): Plugin {
 
 function isSecret(schema: GraphQLSchema, definition: VariableDefinitionNode): boolean {
   const type = typeFromAST(schema, definition.type);
-  return type !== undefined && getNamedType(type).extensions['secret'] === true;
+  return type !== undefined && isSecretType(getNamedType(type));
+}
+
+/** Documents that held a secret written in them: never kept by any cache (src/pipeline/document-cache.ts reads it). */
+const holdingSecrets = new WeakSet<DocumentNode>();
+export const holdsSecret = (document: DocumentNode): boolean => holdingSecrets.has(document);
+
+const SECRET_IN_DOCUMENT =
+  'Las credenciales SOL no pueden escribirse en el documento: envíelas en una variable (p. ej. $credencialesSol). ' +
+  'El documento no se guarda y su contenido no se muestra.';
+
+/**
+ * A value of a secret input type written in the document itself (an argument, a field of an
+ * input object, a variable's default value), rather than sent in a variable, is refused: the
+ * document's text is what clients log, caches keep and APQ registers. Every other error of
+ * that document is dropped with it, since graphql-js's own quote the value they find wrong.
+ */
+export function useNoSecretsInDocuments(): Plugin {
+  const rule: ValidationRule = (context) => {
+    const check = (node: ValueNode) => {
+      if (node.kind === Kind.VARIABLE || node.kind === Kind.NULL) return;
+      const type = context.getInputType();
+      if (type && isSecretType(getNamedType(type))) {
+        holdingSecrets.add(context.getDocument());
+        context.reportError(gatewayError('SECRET_IN_DOCUMENT', SECRET_IN_DOCUMENT));
+      }
+    };
+    // Each kind of value, where it stands: a whole object or a scalar where a secret type is expected.
+    return {
+      ObjectValue: check,
+      StringValue: check,
+      IntValue: check,
+      FloatValue: check,
+      BooleanValue: check,
+      EnumValue: check,
+      ListValue: check,
+    };
+  };
+  return {
+    onValidate({ addValidationRule, params }) {
+      addValidationRule(rule);
+      return ({ result, setResult }) => {
+        if (!holdsSecret(params.documentAST)) return;
+        // Once, however many places: one error that quotes nothing, with no location inside the value.
+        setResult([result.find((e) => e.extensions['code'] === 'SECRET_IN_DOCUMENT')!]);
+      };
+    },
+  };
 }
 
 /** The rule broken, without the value: graphql-js ends a scalar's message with it, and may suggest a field. */
