@@ -32,8 +32,13 @@ export function checkRuc(input: string): Checked<string> {
   return isValidRuc(ruc) ? { ok: true, value: ruc } : { ok: false, message: MSG_RUC_INCORRECTO };
 }
 
+/**
+ * A licence number, trimmed and in capitals: the service answers a number in any case with the
+ * same holder (the client accepts its echo in any case), so `q46779354` and `Q46779354` are one
+ * key, looked up and paid for once.
+ */
 export function checkNumLicencia(input: string): Checked<string> {
-  const num = input.trim();
+  const num = input.trim().toUpperCase();
   if (num === '') return { ok: false, message: 'El parámetro numLicencia es requerido y no puede estar vacío.' };
   // Licence numbers are short codes (a letter and 8 digits today); a long one is a mistake, not a lookup.
   if (num.length > 20 || !/^[0-9A-Za-z-]+$/.test(num) || !/[0-9A-Za-z]/.test(num)) {

@@ -30,6 +30,16 @@ describe('each distinct key reaches the upstream once per operation', () => {
     expect(bodies('/licencia-conducir')).toEqual([{ num_licencia: 'Q46779354' }]);
   });
 
+  it('licence numbers that differ only in case are one key: one call, in capitals, and estimated once', async () => {
+    const { body } = await stack.gql(
+      `{ a: licencia(numLicencia: "Q46779354") { nombres } b: licencia(numLicencia: "q46779354") { nombres } }`,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({ a: { nombres: 'ROSA ELENA' }, b: { nombres: 'ROSA ELENA' } });
+    expect(bodies('/licencia-conducir')).toEqual([{ num_licencia: 'Q46779354' }]);
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 2, queries: 2, upstreamCalls: 1 });
+  });
+
   it('repeats inside contribuyentes(rucs) cost one call per distinct RUC', async () => {
     const rucs = ['20100123453', '10467793549', '20100123453', '10467793549', '20100123453'];
     const { body } = await stack.gql(ContribuyentesDocument, { rucs });
