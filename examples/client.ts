@@ -95,6 +95,8 @@ export function advice(error: GatewayError): string {
       return 'a bug to report';
     case 'PERSISTED_QUERY_NOT_FOUND':
       return 'send the document with its hash';
+    case 'SECRET_IN_DOCUMENT':
+      return 'send the SOL credentials in a variable, never written in the document';
     case 'DOCUMENT_NOT_TRUSTED':
       return 'this gateway runs only the documents it ships with: send their documentId';
     default: {

@@ -12,7 +12,7 @@ import { useDocumentCache } from './pipeline/document-cache.js';
 import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
-import { useHealth } from './http/health.js';
+import { OPS_ROUTES, readinessOf, sharedMetricsText, useHealth, type OpsAnswers, type OpsRoute } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
@@ -51,6 +51,8 @@ export interface App extends HttpApp {
   readonly yoga: Yoga;
   /** The node:http fast path for JSON POSTs (src/http/fast-path.ts); undefined with HTTP_FAST_PATH=off. */
   readonly fastPath: FastPath | undefined;
+  /** What /health, /ready and /metrics answer, on this port or on the operations port. */
+  readonly ops: OpsAnswers;
   /** Closes the upstream pools, the cache store and tracing. */
   dispose(): Promise<void>;
 }
@@ -96,6 +98,13 @@ export function createApp(config: Config, options: AppOptions): App {
   });
   const production = config.nodeEnv === 'production';
   const graphqlEndpoint = GRAPHQL_PATH;
+  const ops: OpsAnswers = {
+    readiness: readinessOf(upstream, store),
+    metricsText: sharedMetricsText(options.metricsText ?? (() => metrics.registry.metrics())),
+    contentType: metrics.registry.contentType,
+  };
+  // With an operations port, the GraphQL port keeps only the cheap /health.
+  const opsRoutes: ReadonlySet<OpsRoute> = new Set(config.opsPort === undefined ? OPS_ROUTES : ['/health']);
 
   const report = new OperationReport({ logger, metrics, tracing });
   const cors = {
@@ -177,15 +186,7 @@ export function createApp(config: Config, options: AppOptions): App {
       pluginList.first,
       // GET routes only: never a JSON POST to /graphql.
       done(useGraphiQLAssets(), ['onRequest']),
-      done(
-        useHealth({
-          upstream,
-          store,
-          metricsText: options.metricsText ?? (() => metrics.registry.metrics()),
-          contentType: metrics.registry.contentType,
-        }),
-        ['onRequest'],
-      ),
+      done(useHealth(opsRoutes, ops), ['onRequest']),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       // The fast path applies the same `resultWithContract`.
       done(useErrorContract(), ['onResultProcess']),
@@ -235,7 +236,7 @@ export function createApp(config: Config, options: AppOptions): App {
         onTaken: () => metrics.fastPath(),
       })
     : undefined;
-  return { yoga, fastPath, dispose: async () => void (await yoga.dispose()) };
+  return { yoga, fastPath, ops, opsRoutes, dispose: async () => void (await yoga.dispose()) };
 }
 
 /**

@@ -23,6 +23,8 @@ export const EnvSchema = z.object({
   PORT: port.default(4000),
   /** @default '0.0.0.0' */
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** A port of its own for /metrics and /ready (and /health), on HOST; the GraphQL port then keeps only /health. @default unset: all on PORT */
+  OPS_PORT: port.optional(),
   /** Base URL of the REST service; may carry a path prefix (`https://apiperu.dev/api`). Unset: the built-in sandbox. */
   UPSTREAM_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_URL debe ser una URL http(s)' }).optional(),
   /** @default 10000 */
@@ -144,6 +146,8 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
 }).transform((e) => ({
   port: e.PORT,
   host: e.HOST,
+  /** The operations port, when /metrics and /ready are served apart from GraphQL. */
+  opsPort: e.OPS_PORT,
   /** The UpstreamClient's options as they are; `baseUrl` undefined: main starts the built-in sandbox. */
   upstream: {
     baseUrl: e.UPSTREAM_URL,

@@ -53,7 +53,8 @@ async function main() {
 
 /** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it. */
 async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
-  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
+  // Its record serves /__sandbox/stats and nothing else here: a short one.
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
   const banner = [
     '',
     '================================================================================',

@@ -84,3 +84,22 @@ describe('the sandbox follows rest-api.md', () => {
     expect(sandbox.calls[0]).toMatchObject({ method: 'POST', path: '/api/ruc-sunat', body: { ruc: '20100123453' }, status: 200 });
   });
 });
+
+describe('the call record', () => {
+  it('keeps the last maxRecorded calls, and counts them all', async () => {
+    const short = await startSandbox({ maxRecorded: 5 });
+    try {
+      for (let i = 0; i < 8; i++) {
+        await fetch(`${short.url}/ruc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+          body: JSON.stringify({ ruc: TAXPAYERS[i]!.ruc }),
+        });
+      }
+      expect(short.calls.map((c) => (c.body as { ruc: string }).ruc)).toEqual(TAXPAYERS.slice(3, 8).map((t) => t.ruc));
+      expect(short.callCount).toBe(8);
+    } finally {
+      await short.close();
+    }
+  });
+});

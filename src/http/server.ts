@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
-import { SERVICE_ROUTES } from './health.js';
+
 import type { Config } from '../config.js';
 import { NOT_FOUND_MESSAGE, errorBody, type ErrorCode } from '../errors.js';
 import { bearerToken } from '../context.js';
@@ -13,6 +13,8 @@ export const GRAPHQL_PATH = '/graphql';
 export interface HttpApp {
   readonly yoga: (req: IncomingMessage, res: ServerResponse) => unknown;
   readonly fastPath: FastPath | undefined;
+  /** The operations routes this port answers (all of them, or only /health with OPS_PORT). */
+  readonly opsRoutes: ReadonlySet<string>;
 }
 
 /** The server's limits, as configured (src/config.ts says what each means). */
@@ -58,7 +60,8 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
       const at = url.indexOf('?');
       const path = at < 0 ? url : url.slice(0, at);
       // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
-      if ((req.method === 'GET' || req.method === 'HEAD') && isServiceRoute(path)) return void yoga(req, res);
+      if ((req.method === 'GET' || req.method === 'HEAD') && (app.opsRoutes.has(path) || path.startsWith(ASSETS_PATH)))
+        return void yoga(req, res);
       // The address alone, typed into a browser, opens GraphiQL.
       if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
         res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
@@ -246,11 +249,6 @@ function badJsonParam(query: string): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Routes that are not GraphQL work: never admitted nor refused. */
-function isServiceRoute(path: string): boolean {
-  return SERVICE_ROUTES.has(path) || path.startsWith(ASSETS_PATH);
 }
 
 /** Makes an answer sent before the whole request body was read say `Connection: close`. */

@@ -1,8 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 
 /**
- * Questions a cluster worker asks its primary over node:cluster's IPC channel, each answered
- * once: the worker's setup at start, every worker's metrics for a scrape, the persisted queries.
+ * Questions asked over node:cluster's IPC channel, each answered once: a worker asks its primary
+ * (its setup at start, every worker's metrics for a scrape, the persisted queries), and the
+ * primary asks a worker (its readiness, for the operations port).
  */
 interface Message {
   type?: string;
@@ -45,6 +46,52 @@ export function answerWorkers(topic: string, answer: (payload: unknown) => unkno
       .then(
         (reply) => worker.send({ type: `${PREFIX}reply`, id: message.id, reply }),
         (error: Error) => worker.send({ type: `${PREFIX}reply`, id: message.id, error: error.message }),
+      );
+  });
+}
+
+const TO_WORKER = 'gateway:ask-worker:';
+let nextToWorker = 0;
+const waitingOnWorkers = new Map<number, (reply: Message) => void>();
+let listeningToWorkers = false;
+
+/** In the primary: asks `worker` `topic` and resolves with its answer, or rejects after `timeoutMs`. */
+export function askWorker<T>(worker: Worker, topic: string, timeoutMs: number): Promise<T> {
+  if (!listeningToWorkers) {
+    listeningToWorkers = true;
+    cluster.on('message', (_worker: Worker, message: Message) => {
+      if (message?.type === `${TO_WORKER}reply` && message.id !== undefined) waitingOnWorkers.get(message.id)?.(message);
+    });
+  }
+  return new Promise<T>((resolve, reject) => {
+    const id = nextToWorker++;
+    const timer = setTimeout(() => {
+      waitingOnWorkers.delete(id);
+      reject(new Error(`worker ${worker.process.pid} did not answer ${topic} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    waitingOnWorkers.set(id, (message) => {
+      clearTimeout(timer);
+      waitingOnWorkers.delete(id);
+      if (message.error !== undefined) reject(new Error(message.error));
+      else resolve(message.reply as T);
+    });
+    worker.send({ type: `${TO_WORKER}${topic}`, id }, undefined, (error) => {
+      if (error) waitingOnWorkers.get(id)?.({ error: error.message });
+    });
+  });
+}
+
+/** In a worker: answers the primary's `topic` questions with `answer()`. */
+export function answerPrimary(topic: string, answer: () => unknown): void {
+  process.on('message', (message: Message) => {
+    if (message?.type !== `${TO_WORKER}${topic}` || message.id === undefined) return;
+    const reply = (body: Message) =>
+      process.connected && process.send!({ type: `${TO_WORKER}reply`, id: message.id, ...body }, undefined, {}, () => undefined);
+    Promise.resolve()
+      .then(answer)
+      .then(
+        (value) => reply({ reply: value }),
+        (error: Error) => reply({ error: error.message }),
       );
   });
 }

@@ -7,7 +7,9 @@ import { serveWorkers } from '../data/cluster-store.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { memoryApqStore } from '../data/apq-store.js';
 import { serveApqToWorkers } from './apq.js';
-import { answerWorkers } from './ipc.js';
+import { answerWorkers, askWorker } from './ipc.js';
+import { startOpsServer } from './ops.js';
+import { sharedMetricsText, type Readiness } from '../http/health.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 /** What a worker learns from its primary at start: settings the primary decided, not the environment's. */
@@ -18,6 +20,7 @@ export interface WorkerSetup {
 }
 export const SETUP = 'setup';
 export const METRICS = 'metrics';
+export const READY = 'ready';
 
 /** More deaths than this within the window, and the primary gives up. */
 const MAX_DEATHS = 5;
@@ -34,10 +37,19 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
   answerWorkers(SETUP, () => setup);
   // Persisted queries meet here too, unless in Redis.
   if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore(config.persistedQueries));
-  // /metrics in a cluster: the worker that gets the scrape asks here, and prom-client
-  // gathers every worker's registry into one text.
+  // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port
+  // is here), and prom-client gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();
-  answerWorkers(METRICS, () => aggregator.clusterMetrics());
+  const metricsText = sharedMetricsText(() => aggregator.clusterMetrics());
+  answerWorkers(METRICS, metricsText);
+  const ops =
+    config.opsPort === undefined
+      ? undefined
+      : startOpsServer(config, logger, {
+          readiness: workersReadiness,
+          metricsText: sharedMetricsText(() => aggregator.clusterMetrics(), 1000),
+          contentType: aggregator.contentType,
+        });
 
   let stopping = false;
   /** When workers died lately, to give up on one that keeps dying. */
@@ -77,10 +89,23 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
     const guard = setTimeout(() => workers.forEach((w) => w.process.kill('SIGKILL')), config.shutdownTimeoutMs + 2000);
     await Promise.all(exits);
     clearTimeout(guard);
+    ops?.close();
     await sandbox?.close();
     logger.info('stopped');
     flushLogs();
     process.exit(exitCode);
   };
   onStopSignals((signal) => void stop(signal));
+}
+
+/** Ready when every live worker says it is (each answers for its own upstream and store), and there is one. */
+async function workersReadiness(): Promise<Readiness> {
+  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+  const answers = await Promise.all(
+    workers.map(async (w) => {
+      const said = await askWorker<Readiness>(w, READY, 2000).catch((error: Error) => ({ ready: false, detail: { error: error.message } }));
+      return { pid: w.process.pid, ready: said.ready, ...said.detail };
+    }),
+  );
+  return { ready: answers.length > 0 && answers.every((a) => a.ready), detail: { workers: answers } };
 }

@@ -10,8 +10,9 @@ import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { clusterApqStore } from './apq.js';
-import { askPrimary } from './ipc.js';
-import { METRICS } from './primary.js';
+import { answerPrimary, askPrimary } from './ipc.js';
+import { startOpsServer } from './ops.js';
+import { METRICS, READY } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 export interface ServeOptions {
@@ -40,6 +41,9 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
+  // A worker's readiness is asked by its primary, which serves the operations port; alone, this process serves it.
+  if (cluster.isWorker) answerPrimary(READY, () => app.ops.readiness());
+  const ops = cluster.isWorker || config.opsPort === undefined ? undefined : startOpsServer(config, logger, app.ops);
   // A count, not a Set of the responses: in a long-lived Set, responses outlived their end (docs/performance.md).
   const inFlight: InFlight = { count: 0, onIdle: undefined };
   server.on('request', (_req, res: ServerResponse) => {
@@ -69,6 +73,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
     server.close();
     server.closeIdleConnections();
+    ops?.close();
     const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
     if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');
     server.closeAllConnections();

@@ -34,6 +34,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   let peakInFlight = 0;
   let callCount = 0;
   const record = options.record ?? true;
+  const maxRecorded = Math.max(1, options.maxRecorded ?? 10_000);
   const calls: RecordedCall[] = [];
   const taxpayers = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
   const licences = new Map(LICENCES.map((l) => [l.num_licencia, l]));
@@ -222,6 +223,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         // Recorded as raw text; route() answers 400.
       }
       const answer = size > MAX_BODY ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande') : route(req, body);
+      // Bounded: a sandbox left running (npm start's) must not keep every call it ever saw.
+      if (record && calls.length >= maxRecorded) calls.splice(0, calls.length - maxRecorded + 1);
       if (record)
         calls.push({
           method: req.method ?? '',

@@ -17,6 +17,8 @@ export interface SandboxOptions {
    * and `GET /__sandbox/stats` answers it. @default true
    */
   record?: boolean;
+  /** Most calls kept in `calls`, the oldest dropped first; `callCount` counts them all. @default 10000 */
+  maxRecorded?: number;
 }
 
 /** Faults a test can switch on at run time; each rate is the chance (0 to 1) that a call gets it. */
@@ -61,7 +63,7 @@ export interface RecordedCall {
 export interface Sandbox {
   /** Base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;
-  /** Every call received, in order. */
+  /** The calls received, in order: the last `maxRecorded` of them. */
   readonly calls: RecordedCall[];
   /** Calls to one operation, prefix ignored: callsTo('/ruc'). */
   callsTo(path: string): RecordedCall[];
