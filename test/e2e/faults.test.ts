@@ -6,7 +6,8 @@ import { RECEIPT, startStack, type Stack } from '../helpers.js';
 let stack: Stack;
 beforeAll(async () => {
   // One call per field and no breaker, so that each fault shows on every field it touches.
-  stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000', UPSTREAM_TIMEOUT_MS: '250' } });
+  // A time-out with room for a busy machine to read a 5 MB body; the latency test sets its own.
+  stack = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '1000000', UPSTREAM_TIMEOUT_MS: '3000' } });
 });
 afterAll(() => stack.close());
 afterEach(() => {
@@ -56,9 +57,15 @@ describe('fault matrix: every field a fault touches gets the right code, and the
     stack.sandbox.setFaults({ latencyMs: 50 });
     const slowButFine = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
     expect(slowButFine.body.errors).toBeUndefined();
-    stack.sandbox.setFaults({ latencyMs: 400 });
-    const late = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
-    expect(late.body.errors?.map((e) => e.extensions?.['code'])).toEqual(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE']);
+    // Well past the time-out, so that a busy machine cannot blur the two.
+    const hurried = await startStack({ sharedSandbox: stack.sandbox, env: { UPSTREAM_RETRIES: '0', UPSTREAM_TIMEOUT_MS: '300' } });
+    try {
+      stack.sandbox.setFaults({ latencyMs: 1500 });
+      const late = await hurried.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
+      expect(late.body.errors?.map((e) => e.extensions?.['code'])).toEqual(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE']);
+    } finally {
+      await hurried.close();
+    }
     await stillServing();
   });
 

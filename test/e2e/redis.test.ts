@@ -36,6 +36,8 @@ beforeAll(async () => {
   a = await startStack({ sharedSandbox: sandbox, env });
   b = await startStack({ sharedSandbox: sandbox, env });
   inspect = new Redis(redis.url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
+  inspect.on('error', () => undefined);
   // Both instances connected before the first lookup.
   await untilReady(a, b);
 });

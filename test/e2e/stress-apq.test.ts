@@ -46,6 +46,8 @@ beforeAll(async () => {
     availableParallelism(),
   );
   inspect = new Redis(redis.url);
+  // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
+  inspect.on('error', () => undefined);
 });
 
 afterAll(async () => {

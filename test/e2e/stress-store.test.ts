@@ -50,6 +50,8 @@ beforeAll(async () => {
   instances = await Promise.all([spawnGateway(env, availableParallelism()), spawnGateway(env, availableParallelism())]);
   await untilReady(instances.map((g) => g.url));
   inspect = new Redis(redis.url);
+  // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
+  inspect.on('error', () => undefined);
 });
 
 afterAll(async () => {
