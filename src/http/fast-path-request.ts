@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { answerMediaType, isJsonAnswer } from '../pipeline/media-types.js';
 
 /**
  * What the fast path (./fast-path.ts) reads of a request, with Yoga's own rules: whether it is
@@ -30,53 +31,13 @@ export function paramsOf(body: unknown): Params | undefined {
   return isParams(body) ? body : undefined;
 }
 
-/**
- * The media type Yoga's result processors would answer a single result with, for this
- * `Accept`, when the processor is the regular JSON one; undefined when Yoga would choose
- * another (SSE, multipart) or none (406): those requests go to Yoga. The same walk as Yoga's
- * `useResultProcessors` (the last match wins) over the same parsing of the header.
- */
-function regularMediaType(accept: string | undefined): string | undefined {
-  const requested = (accept || '*/*')
-    .replace(/\s/g, '')
-    .toLowerCase()
-    .split(',')
-    .flatMap((entry) => {
-      const [mediaType, ...params] = entry.split(';');
-      // Only utf-8 is served; utf-8 is assumed when no charset is given.
-      const charset = params.find((p) => p.includes('charset=')) ?? 'charset=utf-8';
-      return mediaType !== undefined && charset === 'charset=utf-8' ? [mediaType] : [];
-    })
-    .reverse();
-  let chosen: { processor: string; mediaType: string } | undefined;
-  for (const { processor, mediaTypes } of RESULT_PROCESSORS) {
-    for (const asked of requested) {
-      for (const mediaType of mediaTypes) if (matches(mediaType, asked)) chosen = { processor, mediaType };
-    }
-  }
-  return chosen?.processor === 'regular' ? chosen.mediaType : undefined;
-}
-
-/** Yoga's processors for a result that is not a stream, in its order. */
-const RESULT_PROCESSORS = [
-  { processor: 'sse', mediaTypes: ['text/event-stream'] },
-  { processor: 'multipart', mediaTypes: ['multipart/mixed'] },
-  { processor: 'regular', mediaTypes: ['application/graphql-response+json', 'application/json'] },
-];
-
-/** Yoga's `isMatchingMediaType`: a wildcard on the asked side matches. */
-function matches(processorType: string, askedType: string): boolean {
-  const [pre, suf] = processorType.split('/');
-  const [askedPre, askedSuf] = askedType.split('/');
-  return (askedPre === '*' || askedPre === pre) && (askedSuf === '*' || askedSuf === suf);
-}
-
 /** Clients send a handful of distinct `Accept` values; each is worked out once. */
 const mediaTypes = new Map<string, string | undefined>();
 export function mediaTypeOf(accept: string | undefined): string | undefined {
   const key = accept ?? '';
   if (mediaTypes.has(key)) return mediaTypes.get(key);
-  const found = regularMediaType(accept);
+  const chosen = answerMediaType(accept, false);
+  const found = isJsonAnswer(chosen) ? chosen : undefined;
   if (mediaTypes.size < 256) mediaTypes.set(key, found);
   return found;
 }

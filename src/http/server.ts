@@ -5,6 +5,7 @@ import { ASSETS_PATH } from './graphiql.js';
 import type { Config } from '../config.js';
 import { NOT_FOUND_MESSAGE, errorBody, type ErrorCode } from '../errors.js';
 import { bearerToken } from '../context.js';
+import { answerMediaType } from '../pipeline/media-types.js';
 
 /** The one GraphQL endpoint. */
 export const GRAPHQL_PATH = '/graphql';
@@ -74,6 +75,16 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
         return METHODS_WITH_BODY.has(req.method ?? '')
           ? refuseUpload(req, res, 404, 'NOT_FOUND', message)
           : refuse(res, 404, 'NOT_FOUND', message);
+      }
+      if (cannotAnswer(req)) {
+        // Refused before any work: Yoga would run the operation (and pay for its calls), then find no
+        // way to write the answer and send an empty 406. This one says why, as JSON.
+        const message =
+          'La cabecera Accept no admite ninguna respuesta que el gateway envíe: acepte application/json ' +
+          '(o multipart/mixed o text/event-stream para @defer y @stream), en UTF-8.';
+        return METHODS_WITH_BODY.has(req.method ?? '')
+          ? refuseUpload(req, res, 406, 'BAD_REQUEST', message)
+          : refuse(res, 406, 'BAD_REQUEST', message);
       }
       if (!METHODS_WITH_BODY.has(req.method ?? '')) {
         const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
@@ -249,6 +260,16 @@ function badJsonParam(query: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A GraphQL request whose `Accept` takes none of the answers Yoga can write (JSON, multipart,
+ * event stream, each in UTF-8). GraphiQL's page (a GET for HTML) and preflights are Yoga's.
+ */
+function cannotAnswer(req: IncomingMessage): boolean {
+  if (req.method !== 'POST' && req.method !== 'GET') return false;
+  if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return false;
+  return answerMediaType(req.headers.accept, false) === undefined;
 }
 
 /** Makes an answer sent before the whole request body was read say `Connection: close`. */

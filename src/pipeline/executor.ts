@@ -11,9 +11,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { gatewayError } from '../errors.js';
-
-/** An `Accept` that can take an incremental answer (multipart/mixed or text/event-stream, or a wildcard). */
-const STREAMS = /multipart\/(mixed|\*)|text\/(event-stream|\*)|\*\/\*/i;
+import { answerMediaType } from './media-types.js';
 
 /**
  * Set on the server context by a transport that answers with one JSON result and nothing else
@@ -33,7 +31,8 @@ const NEEDS_STREAM_ACCEPT =
 function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
   const context = args.contextValue as { request?: Request; [ONE_RESULT_ONLY]?: boolean };
   const accept = context.request?.headers.get('accept');
-  if ((accept && !STREAMS.test(accept)) || context[ONE_RESULT_ONLY]) {
+  // Yoga's own choice of media type: with none for a stream, it would run the operation, then answer an empty 406.
+  if (answerMediaType(accept, true) === undefined || context[ONE_RESULT_ONLY]) {
     return gatewayError('BAD_REQUEST', NEEDS_STREAM_ACCEPT, { extensions: { http: { status: 406 } } });
   }
   const stream = args.schema.getDirective('stream');

@@ -190,6 +190,22 @@ describe('@defer', () => {
         expect(stack.sandbox.calls).toHaveLength(0);
       });
     }
+    // Near misses: a charset other than utf-8, a type that only contains a stream's name.
+    for (const accept of [
+      'multipart/mixed; charset=iso-8859-1',
+      'multipart/mixedx',
+      'text/event-streams',
+      'xmultipart/mixed',
+      '*/*;charset=utf-16',
+      'application/json, multipart/mixed;charset=iso-8859-1',
+    ]) {
+      it(`refuses it typed before any call with Accept: ${accept}, which Yoga could not stream to`, async () => {
+        const { status, text } = await send(spellings['a space after @'], accept);
+        expect(status).toBe(406);
+        expect(JSON.parse(text)).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', retryable: false } }] });
+        expect(stack.sandbox.calls).toHaveLength(0);
+      });
+    }
   });
 
   it('keeps the cost limit: an incremental operation over MAX_OPERATION_COST makes no call', async () => {

@@ -143,3 +143,23 @@ describe('UPSTREAM_URL with a path prefix (the legacy address)', () => {
     expect(legacy.sandbox.calls.map((c) => c.path).sort()).toEqual(['/api/ruc', '/api/ruc-sunat']);
   });
 });
+
+describe('an Accept the gateway cannot answer', () => {
+  for (const accept of ['text/plain', 'application/json; charset=iso-8859-1', 'application/jsonx', 'image/*']) {
+    it(`is a typed 406 before any call, on POST and GET: ${accept}`, async () => {
+      const post = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }),
+      });
+      const get = await fetch(`${stack.url}/graphql?query=${encodeURIComponent('{ contribuyente(ruc: "20100123453") { ruc } }')}`, {
+        headers: { accept, authorization: `Bearer ${TOKEN}` },
+      });
+      for (const res of [post, get]) {
+        expect(res.status).toBe(406);
+        expect(await res.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST', retryable: false } }] });
+      }
+      expect(stack.sandbox.calls).toHaveLength(0);
+    });
+  }
+});
