@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { createHttpServer } from '../src/http/server.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { TRIGGERS } from '../src/sandbox/data.js';
+import { rucCheckDigit } from '../src/schema/validation.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
 import { Metrics } from '../src/telemetry/metrics.js';
 import { signalGroup, spawnTracked } from './processes.js';
@@ -201,6 +202,14 @@ export async function spawnGateway(env: Record<string, string> = {}, workers = 1
     signalGroup(child, 'SIGKILL');
     throw error;
   }
+}
+
+/** `n` valid RUCs (check digit and all) the sandbox does not know: each a billed 404, kept like a record. */
+export function unknownRucs(n: number, from = 70_000_000): string[] {
+  return Array.from({ length: n }, (_, i) => {
+    const first10 = `20${String(from + i).padStart(8, '0')}`;
+    return `${first10}${rucCheckDigit(first10)}`;
+  });
 }
 
 /** A free TCP port on 127.0.0.1 (for servers that cannot take port 0, like redis-server). */

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { MemoryStore, type Claim, type ClaimOptions, type Lease, type LookupStore } from './store.js';
 
 export interface LocalFirstOptions {
@@ -8,40 +9,79 @@ export interface LocalFirstOptions {
   claimTimeoutMs?: number;
   /** Told when the shared store did not answer a claim in time. */
   onTimeout?: () => void;
+  /** Bounds of the answers this process keeps for when the shared store is in trouble. @default 10000 entries, 50 MiB */
+  keep?: { maxEntries: number; maxBytes: number };
 }
 
+/** How long after its last failure the shared store counts as in trouble. */
+const TROUBLE_MS = 30_000;
+
 /**
- * A shared store (the cluster primary's, or Redis) behind this process's own calls in flight.
- * Only the first of this process's callers for a key asks the shared store; the others wait
- * for that caller here. So when the shared store is slow, full or gone, and every claim that
- * reaches it turns into a lead, this process still makes at most one call per key at a time:
- * coalescing is never worse than one process's.
+ * A shared store (the cluster primary's, or Redis) behind this process's own calls in flight
+ * and answers. Only the first of this process's callers for a key asks the shared store; the
+ * others wait for that caller here. Every answer this process settles is kept here too, and read
+ * while the shared store is in trouble (gone, or failing or timing out in the last 30 s): so when
+ * it is slow, full or gone, this process still pays at most once per key, as a process on its
+ * own memory store would. While the shared store is well, only its answers are read, so that one
+ * instance's refresh (`no-cache`) is what every instance sees.
  */
 export class LocalFirstStore implements LookupStore {
   readonly kind: LookupStore['kind'];
   readonly #shared: LookupStore;
-  /** Calls in flight only: it keeps nothing (every settle here has no time to live). */
+  /** Calls in flight: every settle here has no time to live. */
   readonly #local = new MemoryStore({ maxEntries: 1, coalesce: true });
+  readonly #kept: LRUCache<string, string>;
   readonly #timeoutMs: number;
   readonly #onTimeout: (() => void) | undefined;
+  #troubleUntil = 0;
 
   constructor(shared: LookupStore, options: LocalFirstOptions = {}) {
     this.kind = shared.kind;
     this.#shared = shared;
     this.#timeoutMs = options.claimTimeoutMs ?? 2000;
     this.#onTimeout = options.onTimeout;
+    this.#kept = new LRUCache<string, string>({
+      max: options.keep?.maxEntries ?? 10_000,
+      maxSize: options.keep?.maxBytes ?? 50 * 1024 * 1024,
+      sizeCalculation: (value, key) => 2 * (value.length + key.length),
+      ttlAutopurge: false,
+    });
+  }
+
+  /** The shared store just failed or timed out: read this process's answers for a while. */
+  troubled(): void {
+    this.#troubleUntil = performance.now() + TROUBLE_MS;
+  }
+
+  #inTrouble(): boolean {
+    return !this.#shared.healthy() || performance.now() < this.#troubleUntil;
   }
 
   claim(key: string, options: ClaimOptions): Promise<Claim> {
+    if (options.read && this.#inTrouble()) {
+      const entry = this.#kept.get(key);
+      if (entry !== undefined) return Promise.resolve({ kind: 'hit', entry });
+    }
     // A caller that must not read the cache never joins one that may have.
     const local = this.#local.claimNow(options.read ? key : `${key}#fresh`, { read: false });
-    if (local.kind === 'lead') return this.#viaShared(key, options, local.lease);
+    if (local.kind === 'lead') return this.#viaShared(key, options, this.#keeping(key, local.lease));
     if (local.kind === 'hit') return Promise.resolve(local);
     // The local lead's outcome, or its lead when it gave up: then this caller asks the shared store.
     return Promise.resolve({
       kind: 'wait',
-      next: local.next.then((next) => (next.kind === 'lead' ? this.#viaShared(key, options, next.lease) : next)),
+      next: local.next.then((next) => (next.kind === 'lead' ? this.#viaShared(key, options, this.#keeping(key, next.lease)) : next)),
     });
+  }
+
+  /** The local lease, which also keeps what is settled with a time to live. */
+  #keeping(key: string, lease: Lease): Lease {
+    return {
+      settle: (entry, ttlMs) => {
+        if (ttlMs > 0) this.#kept.set(key, entry, { ttl: ttlMs });
+        lease.settle(entry, 0);
+      },
+      abandon: () => lease.abandon(),
+    };
   }
 
   async #viaShared(key: string, options: ClaimOptions, local: Lease): Promise<Claim> {
@@ -53,6 +93,7 @@ export class LocalFirstStore implements LookupStore {
     const first = await Promise.race([asked, timedOut]);
     clearTimeout(timer);
     if (first === undefined) {
+      this.troubled();
       this.#onTimeout?.();
       // Whatever the shared store answers later is not used; a lead it hands out is given back.
       void asked.then(
@@ -69,13 +110,14 @@ export class LocalFirstStore implements LookupStore {
   }
 
   close(): Promise<void> {
+    this.#kept.clear();
     return this.#shared.close();
   }
 }
 
 /**
  * The shared store's claim, passed on to this process's waiters too: its answer settles them,
- * and a lead's outcome settles both the shared store's waiters and this process's.
+ * and a lead's outcome settles both the shared store's waiters and this process's (which keeps it).
  */
 function relay(claim: Claim, local: Lease): Claim {
   switch (claim.kind) {
@@ -97,7 +139,7 @@ function relay(claim: Claim, local: Lease): Claim {
         lease: {
           settle: (entry, ttlMs) => {
             claim.lease.settle(entry, ttlMs);
-            local.settle(entry, 0);
+            local.settle(entry, ttlMs);
           },
           abandon: () => {
             claim.lease.abandon();

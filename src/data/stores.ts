@@ -34,9 +34,19 @@ export function createStore(config: Config, deps: StoreDeps): LookupStore | unde
   const kind = storeKind(config.cache);
   if (kind === 'none') return undefined;
   if (kind === 'memory' && !deps.clusterWorker) return createMemoryStore(config.cache);
-  const problem = storeProblems(kind === 'memory' ? 'cluster' : 'redis', deps);
+  const report = storeProblems(kind === 'memory' ? 'cluster' : 'redis', deps);
+  // The local store reads its own answers while the shared one is in trouble: it hears of each problem.
+  let local: LocalFirstStore | undefined;
+  const problem = (op: StoreOp, error: Error) => {
+    local?.troubled();
+    report(op, error);
+  };
   const shared = kind === 'memory' ? new ClusterStore() : createRedisStore(config, deps, problem);
-  return new LocalFirstStore(shared, { onTimeout: () => problem('claim', new Error('the store did not answer a claim in time')) });
+  local = new LocalFirstStore(shared, {
+    keep: { maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
+    onTimeout: () => report('claim', new Error('the store did not answer a claim in time')),
+  });
+  return local;
 }
 
 /**

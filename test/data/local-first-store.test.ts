@@ -73,3 +73,43 @@ describe('LocalFirstStore: a process shares its own calls in flight, whatever th
     expect(await settled(fresh)).toEqual({ kind: 'hit', entry: 'answer' });
   });
 });
+
+describe('LocalFirstStore: what this process paid for, kept for when the shared store is in trouble', () => {
+  /** A shared store that is gone: every claim a lead, nothing kept, not healthy. */
+  function gone(): LookupStore & { claims: number } {
+    return {
+      kind: 'redis',
+      claims: 0,
+      claim() {
+        this.claims++;
+        return Promise.resolve({ kind: 'lead', lease: { settle: () => undefined, abandon: () => undefined } });
+      },
+      healthy: () => false,
+      close: async () => undefined,
+    };
+  }
+
+  it('answers from its own keeping while the shared store is gone', async () => {
+    const shared = gone();
+    const store = new LocalFirstStore(shared);
+    const first = await settled(store.claim('k', { read: true }));
+    if (first.kind !== 'lead') throw new Error('no lead');
+    first.lease.settle('answer', 60_000);
+    expect(await settled(store.claim('k', { read: true }))).toEqual({ kind: 'hit', entry: 'answer' });
+    // A caller that asked not to read the cache still makes the call.
+    expect((await settled(store.claim('k', { read: false }))).kind).toBe('lead');
+    expect(shared.claims).toBe(2);
+  });
+
+  it('reads only the shared store while it is well, and its own keeping for a while after a problem', async () => {
+    const shared = new MemoryStore();
+    const store = new LocalFirstStore(shared);
+    const first = await settled(store.claim('k', { read: true }));
+    if (first.kind !== 'lead') throw new Error('no lead');
+    first.lease.settle('answer', 60_000);
+    await shared.close(); // another instance's refresh, say: the shared store no longer has it
+    expect((await settled(store.claim('k', { read: true }))).kind).toBe('lead');
+    store.troubled();
+    expect(await settled(store.claim('k', { read: true }))).toEqual({ kind: 'hit', entry: 'answer' });
+  });
+});

@@ -3,8 +3,7 @@ import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { rucCheckDigit } from '../../src/schema/validation.js';
-import { postOnce, spawnGateway, startRedis, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import { postOnce, spawnGateway, startRedis, unknownRucs, type RedisServer, type SpawnedGateway } from '../helpers.js';
 
 /**
  * Persisted-query registrations, which anyone may send without a token, cannot crowd the
@@ -17,13 +16,6 @@ let redis: RedisServer;
 let sandbox: Sandbox;
 let gateway: SpawnedGateway;
 let inspect: Redis;
-
-/** `n` valid RUCs the sandbox does not know (each a billed 404, kept like a record). */
-const unknownRucs = (n: number) =>
-  Array.from({ length: n }, (_, i) => {
-    const first10 = `20${String(70_000_000 + i).padStart(8, '0')}`;
-    return `${first10}${rucCheckDigit(first10)}`;
-  });
 
 /** A registration of a 250 KB document (a valid query behind a long comment), with no token. */
 async function register(i: number): Promise<number> {

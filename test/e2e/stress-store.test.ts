@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
-import { postOnce, spawnGateway, startRedis, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import { postOnce, spawnGateway, startRedis, unknownRucs, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
 
 /**
  * A lookup is paid for once per process at most, whatever the shared store does: two
@@ -73,7 +73,9 @@ describe('a shared store that stalls, or bursts on a busy host: at most one call
     // Counted and said: the stall is seen in the metrics and the log.
     const metrics = (await Promise.all(instances.map(metricsOf))).join('\n');
     expect(metrics).toMatch(/gateway_cache_store_errors_total\{[^}]*\} [1-9]/);
-    expect(instances.map((g) => g.output()).join('')).toMatch(/cache store (timeout|error|full): lookups are shared within this process only/);
+    expect(instances.map((g) => g.output()).join('')).toMatch(
+      /cache store (timeout|error|full): lookups are shared within this process only/,
+    );
   }, 60_000);
 
   it('makes at most one call per process for each of ten bursts of 1,000 identical lookups', async () => {
@@ -84,4 +86,53 @@ describe('a shared store that stalls, or bursts on a busy host: at most one call
       expect(sandbox.callsTo('/ruc').length, `calls for ${ruc}`).toBeLessThanOrEqual(processes);
     }
   }, 120_000);
+});
+
+describe('a shared store that is gone or full: each process pays once per key, as on its own memory', () => {
+  it('with Redis gone, a burst of 1,000 costs at most one call per process, and what follows costs none', async () => {
+    await redis.stop();
+    const ruc = TAXPAYERS[11]!.ruc;
+    sandbox.reset();
+    const answers = await burst(1000, ruc);
+    expect(answers.filter((a) => a.status !== 200 || a.body.errors)).toEqual([]);
+    const calls = sandbox.callsTo('/ruc').length;
+    expect(calls).toBeLessThanOrEqual(processes);
+    for (let i = 0; i < 16; i++) expect((await postOnce(instances[i % 2]!.url, QUERY, { r: ruc })).body.errors).toBeUndefined();
+    expect(sandbox.callsTo('/ruc')).toHaveLength(calls);
+  }, 60_000);
+
+  it('with Redis full (maxmemory, noeviction), 30 RUCs asked three times cost 30 calls in one process', async () => {
+    const full = await startRedis(['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction']);
+    const filler = new Redis(full.url);
+    filler.on('error', () => undefined);
+    // Filled by other keys until it refuses writes.
+    for (let i = 0; ; i++) {
+      const refused = await filler.set(`other:${i}`, 'x'.repeat(64 * 1024)).then(
+        () => false,
+        () => true,
+      );
+      if (refused) break;
+    }
+    const one = await spawnGateway({
+      UPSTREAM_URL: sandbox.url,
+      REDIS_URL: full.url,
+      CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
+      WORKERS: '1',
+    });
+    try {
+      await untilReady([one.url]);
+      sandbox.reset();
+      const rucs = unknownRucs(30);
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(rucs.map((r) => postOnce(one.url, QUERY, { r })));
+        for (const a of answers) expect(a.body.errors?.[0]?.extensions?.['code']).toBe('DOCUMENT_NOT_FOUND');
+      }
+      expect(sandbox.callsTo('/ruc')).toHaveLength(30);
+      expect(await metricsOf(one)).toMatch(/gateway_cache_store_errors_total\{[^}]*kind="full"[^}]*\} [1-9]/);
+    } finally {
+      filler.disconnect();
+      await one.stop();
+      await full.stop();
+    }
+  }, 60_000);
 });
