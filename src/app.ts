@@ -12,7 +12,7 @@ import { useDocumentCache } from './pipeline/document-cache.js';
 import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
-import { OPS_ROUTES, readinessOf, sharedMetricsText, useHealth, type OpsAnswers, type OpsRoute } from './http/health.js';
+import { OPS_ROUTES, readinessOf, sharedMetricsText, type OpsAnswers, type OpsRoute } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
@@ -51,8 +51,6 @@ export interface App extends HttpApp {
   readonly yoga: Yoga;
   /** The node:http fast path for JSON POSTs (src/http/fast-path.ts); undefined with HTTP_FAST_PATH=off. */
   readonly fastPath: FastPath | undefined;
-  /** What /health, /ready and /metrics answer, on this port or on the operations port. */
-  readonly ops: OpsAnswers;
   /** Closes the upstream pools, the cache store and tracing. */
   dispose(): Promise<void>;
 }
@@ -97,6 +95,7 @@ export function createApp(config: Config, options: AppOptions): App {
     },
   });
   const production = config.nodeEnv === 'production';
+  const documentCache = useDocumentCache();
   const graphqlEndpoint = GRAPHQL_PATH;
   const ops: OpsAnswers = {
     readiness: readinessOf(upstream, store),
@@ -182,11 +181,10 @@ export function createApp(config: Config, options: AppOptions): App {
     maskedErrors: { maskError, isDev },
     logging,
     plugins: [
-      // 1. Static GraphiQL files, /health, /ready and /metrics answer before any GraphQL work.
+      // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
       pluginList.first,
       // GET routes only: never a JSON POST to /graphql.
       done(useGraphiQLAssets(), ['onRequest']),
-      done(useHealth(opsRoutes, ops), ['onRequest']),
       // 2. Every error gets `code` and `retryable` before anyone reads the result.
       // The fast path applies the same `resultWithContract`.
       done(useErrorContract(), ['onResultProcess']),
@@ -212,7 +210,7 @@ export function createApp(config: Config, options: AppOptions): App {
       // 7. Close the upstream pools, the stores and tracing with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
-      useDocumentCache(),
+      documentCache,
       // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
       // 415 and 404 only, which the fast path never answers.
       done(useTypedRefusals(), ['onResponse']),
@@ -236,7 +234,7 @@ export function createApp(config: Config, options: AppOptions): App {
         onTaken: () => metrics.fastPath(),
       })
     : undefined;
-  return { yoga, fastPath, ops, opsRoutes, dispose: async () => void (await yoga.dispose()) };
+  return { yoga, fastPath, ops, opsRoutes, knowsDocument: documentCache.knows, dispose: async () => void (await yoga.dispose()) };
 }
 
 /**

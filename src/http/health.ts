@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import type { Plugin } from 'graphql-yoga';
 import type { LookupStore } from '../data/store.js';
-import { NOT_FOUND_MESSAGE, errorBody } from '../errors.js';
+import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE } from '../errors.js';
+import { refuse } from './refuse.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
 /** What `/ready` says: whether to send this process traffic, and why. */
@@ -68,16 +68,21 @@ async function answer(route: OpsRoute, ops: OpsAnswers): Promise<Answer> {
 
 const json = (status: number, body: unknown): Answer => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
 
-/** Yoga plugin: `routes` answered on the public port, before any GraphQL work. */
-export function useHealth(routes: ReadonlySet<OpsRoute>, ops: OpsAnswers): Plugin {
-  return {
-    async onRequest({ url, request, endResponse, fetchAPI }) {
-      if (request.method !== 'GET' && request.method !== 'HEAD') return;
-      if (!routes.has(url.pathname as OpsRoute)) return;
-      const { status, contentType, body } = await answer(url.pathname as OpsRoute, ops);
-      endResponse(new fetchAPI.Response(body, { status, headers: { 'content-type': contentType, 'cache-control': 'no-store' } }));
+/**
+ * Answers an operations route straight from node:http, on whichever port serves it: before any
+ * GraphQL work, never admitted nor refused, so it answers whatever the GraphQL load.
+ */
+export function serveOps(req: IncomingMessage, res: ServerResponse, ops: OpsAnswers): void {
+  const path = (req.url ?? '/').split('?')[0] as OpsRoute;
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || !OPS_ROUTES.includes(path))
+    return refuse(res, 404, 'NOT_FOUND', NOT_FOUND_MESSAGE);
+  answer(path, ops).then(
+    ({ status, contentType, body }) => {
+      res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+      res.end(req.method === 'HEAD' ? undefined : body);
     },
-  };
+    () => refuse(res, 500, 'INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE),
+  );
 }
 
 /**
@@ -85,25 +90,7 @@ export function useHealth(routes: ReadonlySet<OpsRoute>, ops: OpsAnswers): Plugi
  * keep theirs: scrapes and probes never share the GraphQL port's sockets or admission.
  */
 export function createOpsServer(ops: OpsAnswers): Server {
-  return createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0] as OpsRoute;
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || !OPS_ROUTES.includes(path)) {
-      const body = errorBody('NOT_FOUND', NOT_FOUND_MESSAGE);
-      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-      return void res.end(body);
-    }
-    answer(path, ops).then(
-      ({ status, contentType, body }) => {
-        res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
-        res.end(req.method === 'HEAD' ? undefined : body);
-      },
-      () => {
-        const body = errorBody('INTERNAL_SERVER_ERROR', 'Error interno del gateway.');
-        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      },
-    );
-  });
+  return createServer((req, res) => serveOps(req, res, ops));
 }
 
 /**

@@ -3,8 +3,11 @@ import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 
 import type { Config } from '../config.js';
-import { NOT_FOUND_MESSAGE, errorBody, type ErrorCode } from '../errors.js';
-import { bearerToken } from '../context.js';
+import { NOT_FOUND_MESSAGE, type ErrorCode } from '../errors.js';
+import { badJsonParam, documentOf, isForm, readBody } from './body.js';
+import { refuse, refuseUpload } from './refuse.js';
+import { takingTurns } from './turns.js';
+import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/media-types.js';
 
 /** The one GraphQL endpoint. */
@@ -14,8 +17,11 @@ export const GRAPHQL_PATH = '/graphql';
 export interface HttpApp {
   readonly yoga: (req: IncomingMessage, res: ServerResponse) => unknown;
   readonly fastPath: FastPath | undefined;
-  /** The operations routes this port answers (all of them, or only /health with OPS_PORT). */
+  /** The operations routes this port answers (all of them, or only /health with OPS_PORT), and their answers. */
   readonly opsRoutes: ReadonlySet<string>;
+  readonly ops: OpsAnswers;
+  /** Whether this document's text is one the app has parsed before (its caches know it). */
+  knowsDocument(text: string): boolean;
 }
 
 /** The server's limits, as configured (src/config.ts says what each means). */
@@ -24,9 +30,6 @@ export type HttpServerOptions = Config['http'] & {
   onRefused?: (code: ErrorCode) => void;
 };
 
-/** Bytes and time a refused upload is still read for, so that its client sees the answer instead of a reset. */
-const DRAIN_BYTES = 16 * 1024 * 1024;
-const DRAIN_MS = 5000;
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -45,7 +48,7 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
   const { yoga, fastPath } = app;
   // A count, not a queue: past the bound a request is refused at once, never kept waiting.
   let active = 0;
-  const tokenless = takingTurns(TOKENLESS_AT_ONCE);
+  const newDocuments = takingTurns(NEW_DOCUMENTS_AT_ONCE);
 
   const server = createServer(
     {
@@ -60,9 +63,10 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
       const url = req.url ?? '';
       const at = url.indexOf('?');
       const path = at < 0 ? url : url.slice(0, at);
-      // Health, metrics and GraphiQL's files answer whatever the GraphQL load.
-      if ((req.method === 'GET' || req.method === 'HEAD') && (app.opsRoutes.has(path) || path.startsWith(ASSETS_PATH)))
-        return void yoga(req, res);
+      // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
+      if ((req.method === 'GET' || req.method === 'HEAD') && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
+      // GraphiQL's files answer whatever the GraphQL load too.
+      if ((req.method === 'GET' || req.method === 'HEAD') && path.startsWith(ASSETS_PATH)) return void yoga(req, res);
       // The address alone, typed into a browser, opens GraphiQL.
       if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
         res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
@@ -104,6 +108,12 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
 
   function admit(req: IncomingMessage, res: ServerResponse, body: unknown) {
     if (res.destroyed) return;
+    const document = documentOf(req, body, req.url ?? '');
+    if (document !== undefined && newDocuments.waiting >= NEW_DOCUMENTS_WAITING && !app.knowsDocument(document)) {
+      options.onRefused?.('OVERLOADED');
+      const message = `El gateway tiene ${NEW_DOCUMENTS_WAITING} documentos nuevos esperando su análisis; reintente en un segundo o use uno ya enviado.`;
+      return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
+    }
     if (active >= options.maxConcurrent) {
       options.onRefused?.('OVERLOADED');
       return refuse(
@@ -127,140 +137,19 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
       if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
       return Promise.resolve(yoga(req, res));
     };
-    const done = bearerToken(req.headers.authorization ?? null) === undefined ? tokenless(work) : work();
+    const done = document !== undefined && !app.knowsDocument(document) ? newDocuments.run(work) : work();
     done.then(release, release);
   }
 }
 
 /**
- * How many requests without a bearer token are worked on at once. They can make no upstream call
- * (only introspection, or a refusal), yet parsing and validating a large distinct document takes
- * milliseconds of the event loop: a flood of them must not hold back the callers with a token.
+ * Documents this process has not seen yet are parsed and validated one at a time: a large one
+ * takes milliseconds of the event loop, and anyone, with a token or a made-up one, can send a
+ * flood of distinct ones. A request whose document is known (nearly all) never waits. At most
+ * NEW_DOCUMENTS_WAITING wait; past that, a new document is refused (OVERLOADED, retryable).
  */
-const TOKENLESS_AT_ONCE = 1;
-
-/**
- * Runs at most `limit` of the works given at once, in arrival order, each started from the
- * event loop's check phase (setImmediate), never inline: a request's 'end' comes on the tick
- * queue, so works started inline would run back to back with no look at the sockets between.
- * This way, between two turns, every request that has arrived meanwhile gets its own. Written
- * here: p-limit starts the next work within the same turn, which is what must not happen.
- */
-function takingTurns(limit: number): (work: () => Promise<unknown>) => Promise<unknown> {
-  let running = 0;
-  let scheduled = false;
-  const waiting: (() => void)[] = [];
-  const schedule = () => {
-    if (scheduled || waiting.length === 0 || running >= limit) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      while (running < limit && waiting.length > 0) waiting.shift()!();
-    });
-  };
-  return (work) =>
-    new Promise((resolve) => {
-      waiting.push(() => {
-        running++;
-        const done = work();
-        const finish = () => {
-          running--;
-          schedule();
-        };
-        done.then(finish, finish);
-        resolve(done);
-      });
-      schedule();
-    });
-}
-
-/** Reads the body under the size and time limits, then calls `done` with it (never on a refusal). */
-function readBody(req: IncomingMessage, res: ServerResponse, options: HttpServerOptions, done: (body: unknown) => void) {
-  const limit = options.maxBodyBytes;
-  const tooLarge = () => {
-    options.onRefused?.('REQUEST_ENTITY_TOO_LARGE');
-    refuseUpload(req, res, 413, 'REQUEST_ENTITY_TOO_LARGE', `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`);
-  };
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return tooLarge();
-  const timer = setTimeout(() => {
-    req.off('data', onData);
-    options.onRefused?.('REQUEST_TIMEOUT');
-    refuseUpload(req, res, 408, 'REQUEST_TIMEOUT', `El cuerpo de la petición no llegó completo en ${options.requestTimeoutMs} ms.`);
-  }, options.requestTimeoutMs);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const onData = (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= limit) return void chunks.push(chunk);
-    clearTimeout(timer);
-    req.off('data', onData);
-    tooLarge();
-  };
-  req.on('data', onData);
-  req.once('close', () => clearTimeout(timer));
-  req.once('end', () => {
-    clearTimeout(timer);
-    if (res.headersSent) return;
-    const body = bodyFor(req, Buffer.concat(chunks, size));
-    if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
-    // Refused here, typed and in Spanish: Yoga would take `{}` for no body at all (and read the
-    // spent stream again), answer a missing query with a 200, and a batch in English.
-    if (Array.isArray(body)) return refuse(res, 400, 'BAD_REQUEST', 'Una petición lleva una sola operación: no se aceptan lotes (arrays).');
-    if (lacksDocument(body)) return refuse(res, 400, 'BAD_REQUEST', 'Falta el documento GraphQL: envíe query (o documentId).');
-    done(body);
-  });
-}
-
-/**
- * What Yoga gets as the already-read body: the parsed value of a JSON body (an object or an
- * array); otherwise the raw bytes, which Yoga parses (and refuses) as it always would.
- */
-function bodyFor(req: IncomingMessage, raw: Buffer): unknown {
-  if (raw.length === 0) return undefined;
-  if (JSON_TYPE.test(req.headers['content-type'] ?? '')) {
-    try {
-      const parsed: unknown = JSON.parse(raw.toString('utf8'));
-      if (typeof parsed === 'object' && parsed !== null) return parsed;
-    } catch {
-      // Refused here: Yoga's own 400 quotes the body back, SOL credentials and all.
-      return NOT_JSON;
-    }
-  }
-  return raw;
-}
-
-/** A JSON body that names no document: no query, no documentId, no persisted query's hash. */
-const lacksDocument = (body: unknown) =>
-  typeof body === 'object' &&
-  body !== null &&
-  !Buffer.isBuffer(body) &&
-  ['query', 'documentId', 'extensions'].every((k) => (body as Record<string, unknown>)[k] == null);
-
-/** A JSON body that does not parse. */
-const NOT_JSON = Symbol('not JSON');
-/** The content types Yoga reads as a JSON body. */
-const JSON_TYPE = /^application\/(graphql\+)?json/i;
-
-const isForm = (req: IncomingMessage) => /^application\/x-www-form-urlencoded/i.test(req.headers['content-type'] ?? '');
-
-/**
- * The name of a GET or form parameter that should be JSON and is not. Refused here: Yoga would
- * answer it with a 500 and log the parameter, SOL credentials and all.
- */
-function badJsonParam(query: string): string | undefined {
-  const params = new URLSearchParams(query);
-  for (const name of ['variables', 'extensions']) {
-    const value = params.get(name);
-    if (!value) continue;
-    try {
-      JSON.parse(value);
-    } catch {
-      return name;
-    }
-  }
-  return undefined;
-}
+const NEW_DOCUMENTS_AT_ONCE = 1;
+const NEW_DOCUMENTS_WAITING = 256;
 
 /**
  * A GraphQL request whose `Accept` takes none of the answers Yoga can write (JSON, multipart,
@@ -279,42 +168,4 @@ function closeIfUnread(req: IncomingMessage, res: ServerResponse) {
     if (!req.complete) this.setHeader('connection', 'close');
     return writeHead.apply(this, args);
   } as ServerResponse['writeHead'];
-}
-
-function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-  const body = errorBody(code, message);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
-}
-
-/**
- * Refuses an upload part-way. The answer goes out at once, but the connection stays open while
- * the rest of the body is read and thrown away (up to DRAIN_BYTES and DRAIN_MS): closing it
- * under a client still writing would show that client a reset (EPIPE) instead of the answer.
- */
-function refuseUpload(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string) {
-  if (res.headersSent) return;
-  const body = errorBody(code, message);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    connection: 'close',
-  });
-  res.write(body);
-  let drained = 0;
-  const finish = () => {
-    clearTimeout(timer);
-    req.off('data', onData);
-    res.end();
-  };
-  const onData = (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > DRAIN_BYTES) finish();
-  };
-  const timer = setTimeout(finish, DRAIN_MS);
-  if (req.complete) return finish();
-  req.on('data', onData);
-  req.once('end', finish);
-  req.once('close', finish);
-  req.resume();
 }

@@ -50,7 +50,9 @@ function detached<E extends Error>(error: E): E {
  * to that bound. A document that fails to parse or validate moves to an LRU of its own, so
  * refused documents never crowd out good ones.
  */
-export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & { stats(): { bytes: number; refusedBytes: number } } {
+export function useDocumentCache(
+  options: DocumentCacheOptions = {},
+): Plugin & { stats(): { bytes: number; refusedBytes: number }; knows(source: string): boolean } {
   const byWeight = (max: number) => ({
     max: 4096,
     maxSize: max,
@@ -123,5 +125,6 @@ export function useDocumentCache(options: DocumentCacheOptions = {}): Plugin & {
       };
     },
     stats: () => ({ bytes: documents.calculatedSize, refusedBytes: refused.calculatedSize }),
+    knows: (source) => documents.has(source) || refused.has(source),
   };
 }
