@@ -68,3 +68,29 @@ describe('1,000 distinct hostile documents', () => {
     }, 120_000);
   }
 });
+
+describe('new documents waiting for their turn', () => {
+  it('are at most 256: past that a new one is OVERLOADED (retryable), while a known one is still answered', async () => {
+    const known = 'query Conocida { __typename }';
+    await stack.gql(known, undefined, { token: null });
+    // 600 at once, each a document of 990 aliases that takes milliseconds to validate.
+    const flood = spawnTracked(
+      process.execPath,
+      ['test/fixtures/hostile-flood.mjs', `${stack.url}/graphql`, '600', '600', '2', '', '5000'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let printed = '';
+    flood.stdout!.on('data', (c: Buffer) => (printed += c));
+    const done = new Promise((resolve) => flood.once('exit', resolve));
+    await new Promise((r) => setTimeout(r, 500));
+    const { status, body } = await stack.gql(known, undefined, { token: null });
+    expect(status).toBe(200);
+    expect(body.data).toEqual({ __typename: 'Query' });
+    await done;
+    const statuses = JSON.parse(printed) as Record<string, number>;
+    console.log(`new documents at once: ${printed.trim()}`);
+    expect(Object.keys(statuses).sort()).toEqual(['200', '503']);
+  }, 60_000);
+});
