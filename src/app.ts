@@ -12,7 +12,7 @@ import { useDocumentCache } from './pipeline/document-cache.js';
 import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
-import { OPS_ROUTES, readinessOf, sharedMetricsText, type OpsAnswers, type OpsRoute } from './http/health.js';
+import { OPS_ROUTES, readinessOf, coalesced, type OpsAnswers, type OpsRoute } from './http/health.js';
 import { useExecutor } from './pipeline/executor.js';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { Metrics } from './telemetry/metrics.js';
@@ -98,8 +98,8 @@ export function createApp(config: Config, options: AppOptions): App {
   const documentCache = useDocumentCache();
   const graphqlEndpoint = GRAPHQL_PATH;
   const ops: OpsAnswers = {
-    readiness: readinessOf(upstream, store),
-    metricsText: sharedMetricsText(options.metricsText ?? (() => metrics.registry.metrics())),
+    readiness: coalesced(readinessOf(upstream, store)),
+    metricsText: coalesced(options.metricsText ?? (() => metrics.registry.metrics())),
     contentType: metrics.registry.contentType,
   };
   // With an operations port, the GraphQL port keeps only the cheap /health.

@@ -94,17 +94,18 @@ export function createOpsServer(ops: OpsAnswers): Server {
 }
 
 /**
- * One text for every caller that asks while it is being made, and for `reuseMs` after: a flood
- * of scrapes costs one gathering (in a cluster, one round of every worker's) at a time, never one
- * each. The operations port reuses a text for a second, which no Prometheus scrape interval sees.
+ * One answer for every caller that asks while it is being made, and for `reuseMs` after: a flood
+ * of scrapes or probes costs one gathering (in a cluster, one round of every worker's) at a time,
+ * never one each. The operations port reuses a metrics text for a second, which no Prometheus
+ * scrape interval sees.
  */
-export function sharedMetricsText(gather: () => Promise<string>, reuseMs = 0): () => Promise<string> {
-  let last: { at: number; text: Promise<string>; done: boolean } | undefined;
+export function coalesced<T>(gather: () => Promise<T>, reuseMs = 0): () => Promise<T> {
+  let last: { at: number; answer: Promise<T>; done: boolean } | undefined;
   return () => {
-    if (last && (!last.done || performance.now() - last.at < reuseMs)) return last.text;
-    const made = { at: performance.now(), text: gather(), done: false };
+    if (last && (!last.done || performance.now() - last.at < reuseMs)) return last.answer;
+    const made = { at: performance.now(), answer: gather(), done: false };
     last = made;
-    made.text.then(
+    made.answer.then(
       () => {
         made.done = true;
         made.at = performance.now();
@@ -114,7 +115,7 @@ export function sharedMetricsText(gather: () => Promise<string>, reuseMs = 0): (
         if (last === made) last = undefined;
       },
     );
-    return made.text;
+    return made.answer;
   };
 }
 

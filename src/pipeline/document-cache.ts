@@ -1,4 +1,4 @@
-import type { DocumentNode, GraphQLError, GraphQLSchema, Token, ValidationRule } from 'graphql';
+import { TokenKind, type DocumentNode, type GraphQLError, type GraphQLSchema, type Token, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { holdsSecret } from './secrets.js';
@@ -18,14 +18,27 @@ export interface DocumentCacheOptions {
 const BYTES_PER_TOKEN = 320;
 
 /**
- * The memory a kept document holds: its tokens at BYTES_PER_TOKEN, and its text. A refused
- * parse (an Error) holds its text and little else. Counting characters instead, as before,
- * let 11 KB documents of 3,000 tokens hold a megabyte each.
+ * The memory a kept document holds: its tokens at BYTES_PER_TOKEN, and its text. Counting
+ * characters instead, as before, let 11 KB documents of 3,000 tokens hold a megabyte each.
  */
-function weightOf(source: string, value: DocumentNode | Error): number {
+function weightOf(source: string, document: DocumentNode): number {
   let tokens = 0;
-  if (!(value instanceof Error)) for (let token: Token | null | undefined = value.loc?.startToken; token; token = token.next) tokens++;
+  for (let token: Token | null | undefined = document.loc?.startToken; token; token = token.next) tokens++;
   return Math.max(1, source.length + tokens * BYTES_PER_TOKEN);
+}
+
+/** Whether a document has a value written in it: a string, a block string or a number. */
+function holdsLiterals(document: DocumentNode): boolean {
+  for (let token: Token | null | undefined = document.loc?.startToken; token; token = token.next) {
+    if (
+      token.kind === TokenKind.STRING ||
+      token.kind === TokenKind.BLOCK_STRING ||
+      token.kind === TokenKind.INT ||
+      token.kind === TokenKind.FLOAT
+    )
+      return true;
+  }
+  return false;
 }
 
 /**
@@ -45,10 +58,12 @@ function detached<E extends Error>(error: E): E {
  * looks that long string up in an LRU (docs/performance.md). Here the rule list is compared
  * with the one seen last, and its key is only built when it changed.
  *
- * Parsed documents are kept in an LRU by their text, bounded by what they hold in memory
- * (`weightOf`), so that anyone, token or not, can fill it with large or deep documents only up
- * to that bound. A document that fails to parse or validate moves to an LRU of its own, so
- * refused documents never crowd out good ones.
+ * Parsed documents are kept in an LRU by their text, once validation has judged them, bounded
+ * by what they hold in memory (`weightOf`), so that anyone, token or not, can fill it with large
+ * or deep documents only up to that bound. A document that fails validation goes to an LRU of
+ * its own, so that refused documents never crowd out good ones, and only when it holds no value
+ * (a credential under a misspelt name would otherwise be kept). A syntax error, or a document
+ * with a secret written in it, is kept nowhere.
  */
 export function useDocumentCache(
   options: DocumentCacheOptions = {},
@@ -56,10 +71,10 @@ export function useDocumentCache(
   const byWeight = (max: number) => ({
     max: 4096,
     maxSize: max,
-    sizeCalculation: (value: DocumentNode | Error, key: string) => weightOf(key, value),
+    sizeCalculation: (document: DocumentNode, key: string) => weightOf(key, document),
   });
   const documents = new LRUCache<string, DocumentNode>(byWeight(options.maxBytes ?? 32 * 1024 * 1024));
-  const refused = new LRUCache<string, DocumentNode | Error>(byWeight(options.maxRefusedBytes ?? 8 * 1024 * 1024));
+  const refused = new LRUCache<string, DocumentNode>(byWeight(options.maxRefusedBytes ?? 8 * 1024 * 1024));
   /** The text each kept document was parsed from, to move it when it fails validation. */
   const sources = new WeakMap<DocumentNode, string>();
   const byRules = new LRUCache<string, WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly (GraphQLError | Error)[]>>>({ max: 16 });
@@ -89,14 +104,11 @@ export function useDocumentCache(
       const document = documents.get(source);
       if (document) return void setParsedDocument(document);
       const earlier = refused.get(source);
-      if (earlier instanceof Error) throw earlier;
       if (earlier) return void setParsedDocument(earlier);
+      // Kept once validation has judged it (onValidate): a document stopped before (a syntax
+      // error, a GET mutation, an operation not found) is kept nowhere.
       return ({ result }) => {
-        if (result instanceof Error) refused.set(source, detached(result));
-        else if (result != null) {
-          documents.set(source, result);
-          sources.set(result, source);
-        }
+        if (result != null && !(result instanceof Error)) sources.set(result, source);
       };
     },
     onValidate({ params: { schema, documentAST, rules }, setResult }) {
@@ -111,17 +123,14 @@ export function useDocumentCache(
       return ({ result }) => {
         if (result == null) return;
         for (const error of result) detached(error);
-        const source = sources.get(documentAST);
-        // A document with a secret written in it is kept nowhere, not even as refused.
-        if (holdsSecret(documentAST)) {
-          if (source !== undefined && documents.get(source) === documentAST) documents.delete(source);
-          return;
-        }
+        // A document with a secret written in it is kept nowhere.
+        if (holdsSecret(documentAST)) return;
         byDocument.set(documentAST, result);
-        if (result.length > 0 && source !== undefined && documents.get(source) === documentAST) {
-          documents.delete(source);
-          refused.set(source, documentAST);
-        }
+        const source = sources.get(documentAST);
+        if (source === undefined) return;
+        if (result.length === 0) documents.set(source, documentAST);
+        // A refused one only when it holds no value: one written under a misspelt name is typed nowhere, secret or not.
+        else if (!holdsLiterals(documentAST)) refused.set(source, documentAST);
       };
     },
     stats: () => ({ bytes: documents.calculatedSize, refusedBytes: refused.calculatedSize }),

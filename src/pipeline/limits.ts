@@ -106,20 +106,13 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
  * - braces nested deeper than MAX_NESTING. One walk of the tokens, once per distinct document;
  *   GraphQL Armor's depth rule still judges every document that passes, but only after every
  *   other validation rule has walked it, which a deep one makes costly;
- * - a syntax error found at a string: graphql-js quotes the string, which may be a credential
- *   written in the document. Said without it.
+ * - a syntax error: graphql-js quotes what it found, which may be a credential written in the
+ *   document. Said without it (`withoutQuote`).
  */
 function useParseGuards(): Plugin {
   const guard = ({ result, replaceParseResult }: { result: unknown; replaceParseResult: (result: DocumentNode | Error) => void }) => {
-    if (result instanceof GraphQLError && atString(result)) {
-      return replaceParseResult(
-        new GraphQLError('Error de sintaxis: una cadena de texto donde no corresponde (su contenido no se muestra).', {
-          source: result.source,
-          positions: result.positions,
-          extensions: { code: 'GRAPHQL_PARSE_FAILED', retryable: false },
-        }),
-      );
-    }
+    // graphql-js's syntax errors carry the document (a lexer's or parser's, with its source).
+    if (result instanceof GraphQLError && result.source !== undefined) return replaceParseResult(withoutQuote(result));
     if (!result || result instanceof Error) return;
     let depth = 0;
     let deepest = 0;
@@ -136,10 +129,33 @@ function useParseGuards(): Plugin {
   return { onParse: () => guard };
 }
 
-/** Whether a syntax error points at a string (a quoted or block string starts there). */
-function atString(error: GraphQLError): boolean {
-  const at = error.positions?.[0];
-  return error.source !== undefined && at !== undefined && error.source.body[at] === '"';
+/**
+ * A syntax error that quotes none of the document: graphql-js quotes the token or the characters
+ * it found, which may be a credential written where it should not be. Where it is and what kind of
+ * thing it found are enough to mend it.
+ */
+function withoutQuote(error: GraphQLError): GraphQLError {
+  const at = error.positions?.[0] ?? 0;
+  const where = error.locations?.[0];
+  const char = error.source?.body[at];
+  const found =
+    char === undefined
+      ? 'el documento termina antes de tiempo'
+      : char === '"'
+        ? 'una cadena de texto inesperada o mal formada'
+        : /[-0-9]/.test(char)
+          ? 'un número inesperado o mal formado'
+          : /[A-Za-z_]/.test(char)
+            ? 'un nombre inesperado'
+            : /[!$&().:=@[\]{|}]/.test(char)
+              ? `"${char}" inesperado`
+              : 'un carácter no válido';
+  const place = where ? ` en la línea ${where.line}, columna ${where.column}` : '';
+  return new GraphQLError(`Error de sintaxis${place}: ${found}. Los errores no repiten el documento.`, {
+    source: error.source,
+    positions: error.positions,
+    extensions: { code: 'GRAPHQL_PARSE_FAILED', retryable: false },
+  });
 }
 
 /** An operation kind the schema has no root for (a subscription) is a validation error of its own. */

@@ -28,8 +28,8 @@ const refused = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', 
  *
  * Without one, automatic persisted queries: a hash the store has not seen answers
  * `PersistedQueryNotFound` (Apollo Client's and urql's cue to send the document), a hash sent
- * with its document is checked against it and kept once the document has parsed and
- * validated (limits included), and from then on the hash alone will do.
+ * with its document is checked against it and kept once the document has parsed, validated and
+ * passed every limit (the cost limit included), and from then on the hash alone will do.
  */
 export function usePersistedDocuments(options: { manifest?: Readonly<Record<string, string>> | undefined; store: ApqStore }): Plugin {
   const { manifest } = options;
@@ -54,7 +54,7 @@ interface Registration {
 }
 
 /**
- * @graphql-yoga/plugin-apq, with its store's `set` held back until validation: the plugin
+ * @graphql-yoga/plugin-apq, with its store's `set` held back until execution starts: the plugin
  * stores a document as soon as its hash matches, before it is parsed, so any caller could
  * fill the store with documents that will never run (a secret written in one among them).
  */
@@ -73,14 +73,14 @@ function useAutomaticPersistedQueries(store: ApqStore): Plugin {
       // Resolved only when the hash matched the document (a mismatch throws).
       return Promise.resolve(checked).then(() => void registrations.set(payload.request, registration));
     },
-    onValidate({ context }) {
-      const request = (context as { request?: Request }).request;
+    // Execution starts only for a document that parsed and validated, once every limit passed
+    // (the cost limit stops execution before this hook): only then is it kept.
+    onExecute({ args }) {
+      const request = (args.contextValue as { request?: Request }).request;
       const registration = request && registrations.get(request);
-      if (!registration) return undefined;
+      if (!registration) return;
       registrations.delete(request);
-      return ({ valid }) => {
-        if (valid) void store.set(registration.hash, registration.query);
-      };
+      void store.set(registration.hash, registration.query);
     },
   };
 }

@@ -9,7 +9,7 @@ import { memoryApqStore } from '../data/apq-store.js';
 import { serveApqToWorkers } from './apq.js';
 import { answerWorkers, askWorker } from './ipc.js';
 import { startOpsServer } from './ops.js';
-import { sharedMetricsText, type Readiness } from '../http/health.js';
+import { coalesced, type Readiness } from '../http/health.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 /** What a worker learns from its primary at start: settings the primary decided, not the environment's. */
@@ -40,14 +40,14 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
   // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port
   // is here), and prom-client gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();
-  const metricsText = sharedMetricsText(() => aggregator.clusterMetrics());
+  const metricsText = coalesced(() => aggregator.clusterMetrics());
   answerWorkers(METRICS, metricsText);
   const ops =
     config.opsPort === undefined
       ? undefined
       : startOpsServer(config, logger, {
-          readiness: workersReadiness,
-          metricsText: sharedMetricsText(() => aggregator.clusterMetrics(), 1000),
+          readiness: coalesced(workersReadiness),
+          metricsText: coalesced(() => aggregator.clusterMetrics(), 1000),
           contentType: aggregator.contentType,
         });
 

@@ -125,11 +125,13 @@ describe('automatic persisted queries', () => {
   });
 
   it('keeps no document that fails to parse, validate or pass a limit: its hash stays unknown, and no call is made', async () => {
-    const stack = await open({ MAX_ALIASES: '2' });
+    const stack = await open({ MAX_ALIASES: '2', MAX_OPERATION_COST: '2' });
     const refused = [
       '{ contribuyente(ruc: ',
       '{ noSuchField }',
       '{ a: contribuyente(ruc: "20100123453") { ruc } b: contribuyente(ruc: "20100123453") { ruc } c: contribuyente(ruc: "20100123453") { ruc } }',
+      // Over MAX_OPERATION_COST (2): three distinct RUCs.
+      '{ contribuyentes(rucs: ["20100123453", "20501234568", "20602345671"]) { ruc } }',
     ];
     for (const query of refused) {
       const hash = createHash('sha256').update(query).digest('hex');

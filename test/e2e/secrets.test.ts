@@ -94,6 +94,36 @@ describe('values of secret inputs never appear in a message or a log line', () =
       expect(dev.sandbox.calls).toHaveLength(0);
     });
 
+    for (const [how, broken] of [
+      ['a missing colon', `usuario: "u" clave ${SOL_KEY} }`],
+      ['a bad escape', `usuario: "u", clave: "\\u${SOL_KEY}" }`],
+      ['a bad number', `usuario: "u", clave: 9${SOL_KEY} }`],
+      ['a minus sign', `usuario: "u", clave: -${SOL_KEY} }`],
+    ] as const) {
+      it(`are not quoted by a syntax error in them: ${how}`, async () => {
+        const query = `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: { rucEmpresa: "20100123453", ${broken}) { cantidadDeComprobantes } }`;
+        const { body } = await prod.gql(query);
+        expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED', retryable: false });
+        expect(body.errors?.[0]?.locations).toHaveLength(1);
+        const seen = everything(prod, body);
+        for (const part of [SOL_KEY, SOL_KEY.slice(0, 4), `"${SOL_KEY[0]}"`]) expect(seen).not.toContain(part);
+      });
+    }
+
+    it('are kept by no cache, whatever stops the document: a syntax error, an unknown argument, a GET, an operation not named', async () => {
+      const literal = `{ rucEmpresa: "20100123453", usuario: "${SOL_USER}", clave: "${SOL_KEY}" }`;
+      const sent = [
+        `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: ${literal}) { cantidadDeComprobantes } } }`,
+        `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialSol: ${literal}) { cantidadDeComprobantes } }`,
+        `query A { __typename } mutation B { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: ${literal}) { cantidadDeComprobantes } }`,
+      ];
+      for (const query of sent) await dev.gql(query);
+      const get = `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: ${literal}) { cantidadDeComprobantes } }`;
+      await fetch(`${dev.url}/graphql?query=${encodeURIComponent(get)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      for (const query of [...sent, get]) expect(dev.app.knowsDocument(query), query).toBe(false);
+      expect(dev.sandbox.calls).toHaveLength(0);
+    });
+
     it('are not quoted by a syntax error next to them', async () => {
       const broken = `mutation { validarComprobantesTexto(comprobantes: ["${LINE}"], credencialesSol: { rucEmpresa: "20100123453" usuario "${SOL_USER}" }) { cantidadDeComprobantes } }`;
       const { body } = await prod.gql(broken);
