@@ -48,7 +48,7 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
   const { yoga, fastPath } = app;
   // A count, not a queue: past the bound a request is refused at once, never kept waiting.
   let active = 0;
-  const newDocuments = takingTurns(NEW_DOCUMENTS_AT_ONCE);
+  const newDocuments = takingTurns(NEW_DOCUMENTS_PER_TURN);
 
   const server = createServer(
     {
@@ -143,12 +143,12 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
 }
 
 /**
- * Documents this process has not seen yet are parsed and validated one at a time: a large one
- * takes milliseconds of the event loop, and anyone, with a token or a made-up one, can send a
- * flood of distinct ones. A request whose document is known (nearly all) never waits. At most
+ * Documents this process has not seen yet are parsed and validated one a turn of the event loop:
+ * a large one takes milliseconds, and anyone, with a token or a made-up one, can send a flood of
+ * distinct ones. A request whose document is known (nearly all) never waits. At most
  * NEW_DOCUMENTS_WAITING wait; past that, a new document is refused (OVERLOADED, retryable).
  */
-const NEW_DOCUMENTS_AT_ONCE = 1;
+const NEW_DOCUMENTS_PER_TURN = 1;
 const NEW_DOCUMENTS_WAITING = 256;
 
 /**

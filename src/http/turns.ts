@@ -1,42 +1,35 @@
-/** Work that waits for its turn, at most `limit` at a time. */
+/** Work whose start waits for its turn. */
 export interface Turns {
-  run(work: () => Promise<unknown>): Promise<unknown>;
+  run<T>(work: () => Promise<T>): Promise<T>;
   /** How many works are waiting for a turn now. */
   readonly waiting: number;
 }
 
 /**
- * Runs at most `limit` of the works given at once, in arrival order, each started from the
- * event loop's check phase (setImmediate), never inline: a request's 'end' comes on the tick
- * queue, so works started inline would run back to back with no look at the sockets between.
- * This way, between two turns, every request that has arrived meanwhile gets its own. Written
- * here: p-limit starts the next work within the same turn, which is what must not happen.
+ * Starts at most `perTurn` of the works given on each turn of the event loop, in arrival order,
+ * from its check phase (setImmediate), never inline: a request's 'end' comes on the tick queue,
+ * so works started inline would run back to back with no look at the sockets between. A work's
+ * synchronous part (parsing and validating, here) runs in its turn; what it then waits for
+ * (upstream calls) holds no turn. So between two turns, every request that has arrived meanwhile
+ * gets its own. Written here: p-limit holds a slot until a work ends, and starts the next one
+ * within the same turn, neither of which may happen here.
  */
-export function takingTurns(limit: number): Turns {
-  let running = 0;
+export function takingTurns(perTurn: number): Turns {
   let scheduled = false;
   const queue: (() => void)[] = [];
   const schedule = () => {
-    if (scheduled || queue.length === 0 || running >= limit) return;
+    if (scheduled || queue.length === 0) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      while (running < limit && queue.length > 0) queue.shift()!();
+      for (let i = 0; i < perTurn && queue.length > 0; i++) queue.shift()!();
+      schedule();
     });
   };
   return {
-    run: (work) =>
-      new Promise((resolve) => {
-        queue.push(() => {
-          running++;
-          const done = work();
-          const finish = () => {
-            running--;
-            schedule();
-          };
-          done.then(finish, finish);
-          resolve(done);
-        });
+    run: <T>(work: () => Promise<T>) =>
+      new Promise<T>((resolve, reject) => {
+        queue.push(() => work().then(resolve, reject));
         schedule();
       }),
     get waiting() {

@@ -94,3 +94,19 @@ describe('new documents waiting for their turn', () => {
     expect(Object.keys(statuses).sort()).toEqual(['200', '503']);
   }, 60_000);
 });
+
+describe('a new document taking its turn', () => {
+  it('holds no turn while it waits for the upstream: 40 at once, all new, share one call (CACHE=off)', async () => {
+    const uncached = await startStack({ env: { CACHE: 'off' }, sandbox: { latencyMs: 300 } });
+    try {
+      const query = 'query Nueva40($r: String!) { contribuyente(ruc: $r) { ruc } }';
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: 40 }, () => uncached.gql(query, { r: '20100123453' })));
+      for (const a of answers) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+      expect(uncached.sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(performance.now() - started).toBeLessThan(3000);
+    } finally {
+      await uncached.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { takingTurns } from '../../src/http/turns.js';
 
 describe('takingTurns', () => {
-  it('runs at most its limit at once, in arrival order, each started on a later turn of the event loop', async () => {
+  it('starts one work a turn, in arrival order, each on a later turn of the event loop', async () => {
     const turns = takingTurns(1);
     const events: string[] = [];
     const work = (name: string) => () => {
@@ -20,6 +20,19 @@ describe('takingTurns', () => {
     await all;
     expect(events).toEqual(['start a', 'end a', 'other', 'start b', 'end b', 'start c', 'end c']);
     expect(turns.waiting).toBe(0);
+  });
+
+  it('holds no turn while a work waits: the next one starts on the next turn', async () => {
+    const turns = takingTurns(1);
+    const started: string[] = [];
+    const slow = turns.run(async () => {
+      started.push('slow');
+      await new Promise((r) => setTimeout(r, 100));
+    });
+    const quick = turns.run(async () => void started.push('quick'));
+    await quick;
+    expect(started).toEqual(['slow', 'quick']);
+    await slow;
   });
 
   it('hands a failed work on to the next one', async () => {
