@@ -31,10 +31,8 @@ export const EnvSchema = z.object({
   UPSTREAM_TIMEOUT_MS: millis.default(10_000),
   /** @default 60000 */
   UPSTREAM_BATCH_TIMEOUT_MS: millis.default(60_000),
-  /** Connections to each upstream origin, opened as demand needs them. @default 1024 */
+  /** Connections to each upstream origin, opened as demand needs them; when all are busy, tokens take turns for them. @default 1024 */
   UPSTREAM_CONNECTIONS: count.min(1).max(65_536).default(1024),
-  /** Upstream calls one token may have in flight at once, across its requests; past it, OVERLOADED. @default 256 */
-  UPSTREAM_TOKEN_SHARE: count.min(1).max(65_536).default(256),
   /** How many upstream calls one request may have in flight at once. @default 8 */
   UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
   /** Where lookups go when the primary is unavailable. @default unset */
@@ -155,7 +153,6 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     timeoutMs: e.UPSTREAM_TIMEOUT_MS,
     batchTimeoutMs: e.UPSTREAM_BATCH_TIMEOUT_MS,
     connections: e.UPSTREAM_CONNECTIONS,
-    callerShare: e.UPSTREAM_TOKEN_SHARE,
     retries: e.UPSTREAM_RETRIES,
     deadlineMs: e.UPSTREAM_DEADLINE_MS,
     breaker: {

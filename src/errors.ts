@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   REQUEST_ENTITY_TOO_LARGE: 'El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413).',
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
   OVERLOADED:
-    'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable.',
+    'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable.',
   NOT_FOUND: 'La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404).',
   OPERATION_NOT_SUPPORTED: 'El gateway atiende query y mutation; las suscripciones no están disponibles.',
   PERSISTED_QUERY_NOT_FOUND: 'El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash.',
@@ -79,12 +79,6 @@ function mapUpstream(error: UpstreamError): Mapped {
     case 'missing_token':
       return { code: 'UNAUTHENTICATED', message: 'Falta el token de acceso: envíe la cabecera Authorization: Bearer <token>.' };
     case 'unavailable':
-      if ('reason' in error && error.reason === 'token_share') {
-        return {
-          code: 'OVERLOADED',
-          message: 'El token ya tiene en curso su parte de las llamadas al servicio (UPSTREAM_TOKEN_SHARE); reintente en un momento.',
-        };
-      }
       return {
         code: 'UPSTREAM_UNAVAILABLE',
         message:

@@ -9,7 +9,7 @@ describe('loadConfig', () => {
   it('applies the defaults the README states, and derives the rest from them', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
-    expect(config.upstream).toMatchObject({ baseUrl: undefined, timeoutMs: 10_000, connections: 1024, callerShare: 256 });
+    expect(config.upstream).toMatchObject({ baseUrl: undefined, timeoutMs: 10_000, connections: 1024 });
     // Derived: a lease outlives a lookup's deadline by a second; one worker per core.
     expect(config.cache.leaseMs).toBe(config.upstream.deadlineMs + 1000);
     expect(config.workers).toBe(availableParallelism());

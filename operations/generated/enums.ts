@@ -33,7 +33,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   /** El gateway atiende query y mutation; las suscripciones no están disponibles. */
   | 'OPERATION_NOT_SUPPORTED'
-  /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o el token tiene en curso su parte de las conexiones al servicio (HTTP 503 con Retry-After). Reintentable. */
+  /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable. */
   | 'OVERLOADED'
   /** El hash de la consulta persistida (APQ) no corresponde al documento enviado. */
   | 'PERSISTED_QUERY_MISMATCH'

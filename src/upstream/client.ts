@@ -3,7 +3,7 @@ import { PLAN_COST } from './billing.js';
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
 import { createBreaker, isOriginFailure, stateName, type BreakerState } from './breaker.js';
-import { CallerShares } from './caller-shares.js';
+import { FairShare } from './fair-share.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { withRetries } from './retry.js';
@@ -66,7 +66,7 @@ export class UpstreamClient {
   readonly #retries: number;
   readonly #deadlineMs: number;
   readonly #onCall: UpstreamClientOptions['onCall'];
-  readonly #shares: CallerShares;
+  readonly #share: FairShare;
 
   constructor(options: UpstreamClientOptions) {
     this.#timeoutMs = positive(options.timeoutMs ?? DEFAULTS.upstream.timeoutMs, 'timeoutMs');
@@ -76,7 +76,8 @@ export class UpstreamClient {
     if (!Number.isInteger(this.#retries) || this.#retries < 0)
       throw new TypeError(`retries must be a whole number >= 0, got ${this.#retries}`);
     this.#onCall = options.onCall;
-    this.#shares = new CallerShares(positive(options.callerShare ?? DEFAULTS.upstream.callerShare, 'callerShare'));
+    // Every call holds one of the upstream's connections while it is out: they are the places shared.
+    this.#share = new FairShare(positive(options.connections ?? DEFAULTS.upstream.connections, 'connections'));
 
     const route = (name: Route['name'], baseUrl: string): Route => {
       const origin = new Origin({
@@ -187,13 +188,8 @@ export class UpstreamClient {
   #attempt<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: CallContext, n: number, deadlineAt: number): Promise<z.output<S>> {
     const routes = this.#routes;
     return routes.length === 1
-      ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutLeft(deadlineAt))
+      ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutMs, deadlineAt)
       : this.#acrossRoutes(req, token, ctx, n, deadlineAt);
-  }
-
-  /** One call's time-out: the shorter of its own and what is left of the lookup's deadline. */
-  #timeoutLeft(deadlineAt: number): number {
-    return Math.max(1, Math.min(this.#timeoutMs, deadlineAt - performance.now()));
   }
 
   /** One attempt over the origins in order: only an unavailable origin sends the lookup on. */
@@ -201,7 +197,7 @@ export class UpstreamClient {
     let lastError: unknown;
     for (const route of this.#routes) {
       try {
-        return await this.#call(route, req, token, ctx, n, this.#timeoutLeft(deadlineAt));
+        return await this.#call(route, req, token, ctx, n, this.#timeoutMs, deadlineAt);
       } catch (error) {
         // A 4xx (or a bad record) is final, and so is a call the primary may have billed. An open
         // breaker refuses without a call: that is when the fallback matters most.
@@ -214,9 +210,13 @@ export class UpstreamClient {
 
   async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
     const token = requireToken(req.path, ctx);
-    return this.#call(this.#routes[0]!, req, token, ctx, 1, this.#batchTimeoutMs);
+    return this.#call(this.#routes[0]!, req, token, ctx, 1, this.#batchTimeoutMs, performance.now() + this.#batchTimeoutMs);
   }
 
+  /**
+   * One call, once its caller has a place among the upstream's connections (at once, nearly
+   * always). Its time-out is the shorter of `timeoutMs` and what is left until `deadlineAt`.
+   */
   #call<S extends z.ZodType>(
     route: Route,
     req: RestCall<S>,
@@ -224,17 +224,38 @@ export class UpstreamClient {
     ctx: CallContext,
     attempt: number,
     timeoutMs: number,
+    deadlineAt: number,
   ): Promise<z.output<S>> {
     // Nobody waits for this answer any more: not sent, and not paid for.
     if (ctx.signal?.aborted) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'client_gone' }));
-    const caller = ctx.caller;
-    if (caller !== undefined) {
-      if (!this.#shares.enter(caller)) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'token_share' }));
-    }
+    const caller = ctx.caller ?? '';
+    if (this.#share.enter(caller))
+      return this.#send(route, req, token, ctx, attempt, caller, Math.max(1, Math.min(timeoutMs, deadlineAt - performance.now())));
+    // Every place is taken: the call waits for its caller's turn, and still may not be sent.
+    return this.#share.wait(caller).then(() => {
+      const left = deadlineAt - performance.now();
+      if (ctx.signal?.aborted || left <= 0) {
+        this.#share.leave(caller);
+        throw new UpstreamUnavailableError({ path: req.path, reason: ctx.signal?.aborted ? 'client_gone' : 'timeout', sent: false });
+      }
+      return this.#send(route, req, token, ctx, attempt, caller, Math.max(1, Math.min(timeoutMs, left)));
+    });
+  }
+
+  /** The call itself, its place taken: sent, read, reported, and its place given back. */
+  #send<S extends z.ZodType>(
+    route: Route,
+    req: RestCall<S>,
+    token: string,
+    ctx: CallContext,
+    attempt: number,
+    caller: string,
+    timeoutMs: number,
+  ): Promise<z.output<S>> {
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
-      if (caller !== undefined) this.#shares.leave(caller);
+      this.#share.leave(caller);
       const info: UpstreamCallInfo = {
         path: req.path,
         origin: route.name,
@@ -271,7 +292,7 @@ export class UpstreamClient {
           if (error instanceof Error && 'isBrokenCircuitError' in error) {
             // Open (cooling down): refused without a call. A call made while the half-open probe is
             // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
-            if (caller !== undefined) this.#shares.leave(caller);
+            this.#share.leave(caller);
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);

@@ -63,13 +63,13 @@ export class UpstreamHttpError extends UpstreamError {
 }
 
 /**
- * Why no usable answer came. The last three are refusals of the gateway's own, made without a
- * call: an open breaker, a token over its share of the upstream connections, a client that left.
+ * Why no usable answer came. The last two are refusals of the gateway's own, made without a
+ * call: an open breaker, a client that left.
  */
-export type UnavailableReason = 'network' | 'timeout' | 'status' | 'too_large' | 'breaker_open' | 'token_share' | 'client_gone';
+export type UnavailableReason = 'network' | 'timeout' | 'status' | 'too_large' | 'breaker_open' | 'client_gone';
 
 /** Refused here, without a call: says nothing of the origin's health, and is not retried. */
-export const REFUSED_WITHOUT_CALL: ReadonlySet<UnavailableReason> = new Set(['breaker_open', 'token_share', 'client_gone']);
+export const REFUSED_WITHOUT_CALL: ReadonlySet<UnavailableReason> = new Set(['breaker_open', 'client_gone']);
 
 /** The upstream could not be reached or gave no usable answer; worth retrying later. */
 export class UpstreamUnavailableError extends UpstreamError {

@@ -18,8 +18,6 @@ export interface UpstreamClientOptions {
   breaker?: BreakerOptions;
   /** Keep-alive connections per origin, opened as demand needs them. @default the configuration's default (src/config.ts) */
   connections?: number;
-  /** Calls one caller (`CallContext.caller`) may have in flight at once; past it, refused. @default the configuration's default (src/config.ts) */
-  callerShare?: number;
   /** Largest answer body read. @default 1048576 */
   maxResponseBytes?: number;
   /** Every call that reached the network, for logs and metrics. */
@@ -31,7 +29,7 @@ export interface UpstreamClientOptions {
 /** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
 export interface CallContext {
   token: string | undefined;
-  /** Stands for the caller (a hash of the token) in the count of each caller's calls in flight. */
+  /** Stands for the caller (a hash of the token) when callers take turns for the upstream's connections. */
   caller?: string | undefined;
   /** `aborted` once the caller has left (an AbortSignal will do): a call not yet sent is then not sent. */
   signal?: { readonly aborted: boolean } | undefined;

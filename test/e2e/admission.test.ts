@@ -79,26 +79,6 @@ describe('when the client leaves, its work stops', () => {
   });
 });
 
-describe('UPSTREAM_TOKEN_SHARE: one token cannot take every upstream connection', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ env: { UPSTREAM_TOKEN_SHARE: '4' }, sandbox: { latencyMs: 200 } });
-  });
-  afterAll(() => stack.close());
-
-  it('refuses a token its calls past the share with OVERLOADED, and serves another token meanwhile', async () => {
-    const greedy = stack.gql(ContribuyentesDocument, { rucs: RUCS });
-    await sleep(50);
-    const other = await stack.gql(ContribuyenteDocument, { ruc: RUCS[0]! }, { token: 'sandbox-free' });
-    const { body } = await greedy;
-    expect(other.body.errors).toBeUndefined();
-    // Eight lookups at once (UPSTREAM_CONCURRENCY), four within the share.
-    expect(body.data?.contribuyentes.filter(Boolean)).toHaveLength(4);
-    expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(Array(4).fill('OVERLOADED'));
-    expect(body.errors?.every((e) => e.extensions?.['retryable'] === true)).toBe(true);
-  });
-});
-
 /** `n` valid, distinct RUCs that the sandbox does not know (each answers 404, billed). */
 function manyRucs(n: number): string[] {
   const weights = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
