@@ -13,8 +13,7 @@ import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
 import { OPS_ROUTES, readinessOf, coalesced, type OpsAnswers, type OpsRoute } from './http/health.js';
-import { useExecutor } from './pipeline/executor.js';
-import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import { useExecutor, useIncrementalDelivery } from './pipeline/executor.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import type { LookupStore } from './data/store.js';
@@ -206,7 +205,7 @@ export function createApp(config: Config, options: AppOptions): App {
       // 6. graphql-js executes, keys in selection order.
       useExecutor(),
       // @defer and @stream, delivered over multipart/mixed or text/event-stream.
-      useDeferStream(),
+      useIncrementalDelivery(),
       // 7. Close the upstream pools, the stores and tracing with the app.
       { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
       // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.

@@ -31,15 +31,10 @@ export function paramsOf(body: unknown): Params | undefined {
   return isParams(body) ? body : undefined;
 }
 
-/** Clients send a handful of distinct `Accept` values; each is worked out once. */
-const mediaTypes = new Map<string, string | undefined>();
+/** The JSON media type Yoga would answer a single result with for this `Accept`; undefined when it would choose another or none. */
 export function mediaTypeOf(accept: string | undefined): string | undefined {
-  const key = accept ?? '';
-  if (mediaTypes.has(key)) return mediaTypes.get(key);
   const chosen = answerMediaType(accept, false);
-  const found = isJsonAnswer(chosen) ? chosen : undefined;
-  if (mediaTypes.size < 256) mediaTypes.set(key, found);
-  return found;
+  return isJsonAnswer(chosen) ? chosen : undefined;
 }
 
 /** Yoga's own test for a JSON body (`isContentTypeMatch`), byte for byte. */

@@ -10,6 +10,7 @@ import {
   type GraphQLError,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { gatewayError } from '../errors.js';
 import { answerMediaType } from './media-types.js';
 
@@ -57,6 +58,25 @@ function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
     },
   });
   return negative ? gatewayError('INVALID_INPUT', 'El initialCount de @stream no puede ser negativo.') : undefined;
+}
+
+/**
+ * @defer and @stream (@graphql-yoga/plugin-defer-stream), with its validation rules added only for
+ * a document that uses them: the plugin swaps graphql-js's overlapping-fields rule for its own on
+ * every request, filtering the whole rule list by name each time, which was a measured cost of
+ * every operation (docs/performance.md). For any other document the two rules judge alike.
+ */
+export function useIncrementalDelivery(): Plugin {
+  const plugin: Plugin = useDeferStream();
+  // Its two hooks: the directives added to the schema, and the rules.
+  const { onSchemaChange, onValidate } = plugin;
+  if (Object.keys(plugin).some((hook) => hook !== 'onSchemaChange' && hook !== 'onValidate')) {
+    throw new Error('@graphql-yoga/plugin-defer-stream has a hook useIncrementalDelivery does not pass on: see src/pipeline/executor.ts');
+  }
+  return {
+    ...(onSchemaChange ? { onSchemaChange } : {}),
+    onValidate: (payload) => (onValidate && isIncremental(payload.params.documentAST) ? onValidate(payload) : undefined),
+  };
 }
 
 /** Whether a document asks for incremental delivery, worked out once per parsed document. */

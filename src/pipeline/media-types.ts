@@ -34,11 +34,23 @@ function matches(processorType: string, askedType: string): boolean {
   return (askedPre === '*' || askedPre === pre) && (askedSuf === '*' || askedSuf === suf);
 }
 
+/** Clients send a handful of distinct `Accept` values: each is worked out once (a bounded few are kept). */
+const chosenFor = [new Map<string, string | undefined>(), new Map<string, string | undefined>()];
+
 /**
  * The media type Yoga answers with for this `Accept`, for a stream (`stream`) or a single result;
  * undefined when it would have none (it then answers an empty 406, after running the operation).
  */
 export function answerMediaType(accept: string | null | undefined, stream: boolean): string | undefined {
+  const known = chosenFor[stream ? 1 : 0]!;
+  const key = accept ?? '';
+  if (known.has(key)) return known.get(key);
+  const chosen = choose(accept, stream);
+  if (known.size < 256) known.set(key, chosen);
+  return chosen;
+}
+
+function choose(accept: string | null | undefined, stream: boolean): string | undefined {
   const asked = requested(accept);
   let chosen: string | undefined;
   for (const processor of PROCESSORS) {

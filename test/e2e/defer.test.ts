@@ -208,6 +208,18 @@ describe('@defer', () => {
     }
   });
 
+  it("validates an incremental document by the plugin's own rules: a label used twice is refused before any call", async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({
+        query: '{ contribuyente(ruc: "20100123453") { ruc ... @defer(label: "a") { estado } ... @defer(label: "a") { detalle { ruc } } } }',
+      }),
+    });
+    expect(await res.text()).toContain('GRAPHQL_VALIDATION_FAILED');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
   it('keeps the cost limit: an incremental operation over MAX_OPERATION_COST makes no call', async () => {
     const rucs = Array.from({ length: 101 }, (_, i) => `a${i}: contribuyente(ruc: "${RUC}") { ruc ... @defer { detalle { ruc } } }`);
     const res = await fetch(`${stack.url}/graphql`, {
