@@ -76,6 +76,7 @@ export function createApp(config: Config, options: AppOptions): App {
         (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`);
       },
     });
+  metrics.upstreamLoad(() => upstream.load);
   const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
   // Registered queries are shared where lookups are: through Redis when there is one.
   // In trusted-documents mode nothing is registered: a store of no consequence.

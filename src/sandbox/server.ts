@@ -246,7 +246,24 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   });
   const pending = new Set<NodeJS.Timeout>();
 
+  let gathering: (() => void)[] = [];
+  let gatherTimer: NodeJS.Timeout | undefined;
+  function releaseGathered() {
+    clearTimeout(gatherTimer);
+    gatherTimer = undefined;
+    const waiting = gathering;
+    gathering = [];
+    for (const go of waiting) go();
+  }
+
   function send(res: ServerResponse, answer: Answer) {
+    const gather = faults.gatherInFlight;
+    if (gather && peakInFlight < gather) {
+      gathering.push(() => send(res, answer));
+      gatherTimer ??= setTimeout(releaseGathered, 10_000);
+      return;
+    }
+    if (gathering.length) releaseGathered();
     const write = () => writeAnswer(res, answer);
     const delay = (answer.delayMs ?? 0) + latencyMs + (faults.latencyMs ?? 0);
     if (!delay) return write();
@@ -289,6 +306,8 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
           new Promise<void>((done) => {
             for (const timer of pending) clearTimeout(timer);
             pending.clear();
+            clearTimeout(gatherTimer);
+            gathering = [];
             server.close(() => done());
             for (const s of sockets) s.destroy();
           }),

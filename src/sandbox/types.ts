@@ -29,6 +29,11 @@ export interface SandboxFaults {
   pathLatencyMs?: Partial<Record<string, number>>;
   /** The next N calls answer 503, whatever they ask; then normal service. */
   failNext?: number;
+  /**
+   * Answers wait until this many calls are in flight at once (10 s at most), then go as usual:
+   * shows what a client lets run together, however slowly a busy machine sends it.
+   */
+  gatherInFlight?: number;
   rates?: Partial<Record<FaultKind, number>>;
 }
 

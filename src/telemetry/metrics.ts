@@ -91,6 +91,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  #upstreamLoad: () => { inFlight: number; waiting: number } = () => ({ inFlight: 0, waiting: 0 });
+  readonly #upstreamInFlight: Gauge = new Gauge({
+    name: 'gateway_upstream_calls_in_flight',
+    help: 'Upstream calls holding one of the connections now (the sum over workers, in a cluster)',
+    aggregator: 'sum',
+    registers: [this.registry],
+    collect: () => this.#upstreamInFlight.set(this.#upstreamLoad().inFlight),
+  });
+  readonly #upstreamWaiting: Gauge = new Gauge({
+    name: 'gateway_upstream_calls_waiting',
+    help: 'Upstream calls waiting for a free connection, shared fairly among tokens (the sum over workers, in a cluster)',
+    aggregator: 'sum',
+    registers: [this.registry],
+    collect: () => this.#upstreamWaiting.set(this.#upstreamLoad().waiting),
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
     this.#breaker.set({ origin: 'primary' }, 0);
@@ -126,6 +142,11 @@ export class Metrics {
 
   storeError(store: string, op: string, kind: string) {
     this.#storeErrors.inc({ store, op, kind });
+  }
+
+  /** Where the upstream's calls in flight and waiting are read from, when scraped. */
+  upstreamLoad(read: () => { inFlight: number; waiting: number }) {
+    this.#upstreamLoad = read;
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {

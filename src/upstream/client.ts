@@ -94,6 +94,11 @@ export class UpstreamClient {
     if (options.fallbackUrl) this.#routes.push(route('fallback', options.fallbackUrl));
   }
 
+  /** Calls holding a connection now, and calls waiting for one. */
+  get load(): { inFlight: number; waiting: number } {
+    return this.#share.load;
+  }
+
   /** POST /ruc: summary record. */
   ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
     return this.#lookup(
