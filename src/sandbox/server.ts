@@ -2,7 +2,8 @@ import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS, type TriggerName } from './data.js';
-import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, writeAnswer, type Answer, type Receipt } from './records.js';
+import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
+import { Outbox } from './outbox.js';
 import type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -244,35 +245,12 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  const pending = new Set<NodeJS.Timeout>();
-
-  let gathering: (() => void)[] = [];
-  let gatherTimer: NodeJS.Timeout | undefined;
-  function releaseGathered() {
-    clearTimeout(gatherTimer);
-    gatherTimer = undefined;
-    const waiting = gathering;
-    gathering = [];
-    for (const go of waiting) go();
-  }
-
-  function send(res: ServerResponse, answer: Answer) {
-    const gather = faults.gatherInFlight;
-    if (gather && peakInFlight < gather) {
-      gathering.push(() => send(res, answer));
-      gatherTimer ??= setTimeout(releaseGathered, 10_000);
-      return;
-    }
-    if (gathering.length) releaseGathered();
-    const write = () => writeAnswer(res, answer);
-    const delay = (answer.delayMs ?? 0) + latencyMs + (faults.latencyMs ?? 0);
-    if (!delay) return write();
-    const timer = setTimeout(() => {
-      pending.delete(timer);
-      if (!res.destroyed) write();
-    }, delay);
-    pending.add(timer);
-  }
+  const outbox = new Outbox();
+  const send = (res: ServerResponse, answer: Answer) =>
+    outbox.send(res, answer, (answer.delayMs ?? 0) + latencyMs + (faults.latencyMs ?? 0), {
+      until: faults.gatherInFlight,
+      peak: peakInFlight,
+    });
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -304,10 +282,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
         },
         close: () =>
           new Promise<void>((done) => {
-            for (const timer of pending) clearTimeout(timer);
-            pending.clear();
-            clearTimeout(gatherTimer);
-            gathering = [];
+            outbox.clear();
             server.close(() => done());
             for (const s of sockets) s.destroy();
           }),

@@ -1,3 +1,5 @@
+import { UpstreamUnavailableError } from './errors.js';
+
 /**
  * What each REST call costs in plan queries (the spec's price list): the one statement of it.
  * The upstream client counts what it spent from it, the sandbox bills from it, and the schema
@@ -13,3 +15,15 @@ export const PLAN_COST = {
 
 /** Most receipts one batch validation call takes (the spec's "Enviar máximo 100 comprobantes por consulta"). */
 export const RECEIPTS_PER_CALL = 100;
+
+/**
+ * What a call cost, in plan queries, as far as anyone can know: its price when the upstream
+ * answered with a record or a 404 (the spec bills those), and also when it may have been billed
+ * (sent, then no answer, or a 5xx without the upstream's "not processed"), so that a report never
+ * says less than the upstream may charge. Refusals (a 4xx envelope, the upstream's 503) and
+ * calls never sent cost nothing.
+ */
+export function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
+  if (status !== undefined && ((status >= 200 && status < 300) || status === 404)) return cost;
+  return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
+}

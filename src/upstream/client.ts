@@ -1,12 +1,12 @@
 import { DEFAULTS } from '../config.js';
-import { PLAN_COST } from './billing.js';
+import { PLAN_COST, queriesSpent } from './billing.js';
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
-import { createBreaker, isOriginFailure, stateName, type BreakerState } from './breaker.js';
+import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
-import { withRetries } from './retry.js';
+import { isRetryable, withRetries } from './retry.js';
 import {
   LicenciaRecordSchema,
   RucRecordSchema,
@@ -20,10 +20,9 @@ import {
   type ValidacionRecord,
 } from './schemas.js';
 
-export type { UpstreamCallInfo } from './origin.js';
-
 import type { CallContext, UpstreamClientOptions } from './options.js';
 
+export type { UpstreamCallInfo } from './origin.js';
 export type { CallContext, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
 
@@ -31,25 +30,6 @@ interface Route {
   name: 'primary' | 'fallback';
   origin: Origin;
   breaker: CircuitBreakerPolicy;
-}
-
-/**
- * Worth another try, at no risk of paying twice: the origin is unwell, and the call certainly
- * went unprocessed (never sent, or the upstream's own "may be repeated"). A time-out or a reset
- * after sending may have been billed where it arrived: asking again is the caller's choice.
- */
-const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).unprocessed;
-
-/**
- * What a call cost, in plan queries, as far as anyone can know: its price when the upstream
- * answered with a record or a 404 (the spec bills those), and also when it may have been billed
- * (sent, then no answer, or a 5xx without the upstream's "not processed"), so that a report never
- * says less than the upstream may charge. Refusals (a 4xx envelope, the upstream's 503) and
- * calls never sent cost nothing.
- */
-function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
-  if (status !== undefined && ((status >= 200 && status < 300) || status === 404)) return cost;
-  return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
 }
 
 /**
@@ -213,9 +193,9 @@ export class UpstreamClient {
     throw lastError;
   }
 
-  async #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
-    const token = requireToken(req.path, ctx);
-    return this.#call(this.#routes[0]!, req, token, ctx, 1, this.#batchTimeoutMs, performance.now() + this.#batchTimeoutMs);
+  #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
+    if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
+    return this.#call(this.#routes[0]!, req, ctx.token, ctx, 1, this.#batchTimeoutMs, performance.now() + this.#batchTimeoutMs);
   }
 
   /**
@@ -315,9 +295,4 @@ interface RestCall<S extends z.ZodType> {
   cost: number;
   /** A lookup's check that the record is the document asked for. */
   isOther?: (record: z.output<S>) => boolean;
-}
-
-function requireToken(path: string, ctx: CallContext): string {
-  if (!ctx.token) throw new MissingTokenError(path);
-  return ctx.token;
 }

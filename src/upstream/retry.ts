@@ -1,4 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isOriginFailure } from './breaker.js';
+import type { UpstreamUnavailableError } from './errors.js';
+
+/**
+ * Worth another try, at no risk of paying twice: the origin is unwell, and the call certainly
+ * went unprocessed (never sent, or the upstream's own "may be repeated"). A time-out or a reset
+ * after sending may have been billed where it arrived: asking again is the caller's choice.
+ */
+export const isRetryable = (error: unknown) => isOriginFailure(error) && (error as UpstreamUnavailableError).unprocessed;
 
 export interface RetryOptions {
   /** Retries after the first attempt. */
