@@ -51,12 +51,13 @@ async function upstreamCalls(sandbox: Proc): Promise<number> {
  */
 export async function callsPerOperation(target: Proc, sandbox: Proc, body: string, path = '/graphql'): Promise<number> {
   const n = 20;
-  // Let the calls of the load before this one finish first.
+  // Let the calls of the load before this one finish first: no new call for a whole second (a
+  // process at full CPU may still be working through requests its clients have left).
   let before = await upstreamCalls(sandbox);
-  for (let settled = false; !settled;) {
+  for (let quiet = 0; quiet < 4; ) {
     await new Promise((r) => setTimeout(r, 300));
     const now = await upstreamCalls(sandbox);
-    settled = now === before;
+    quiet = now === before ? quiet + 1 : 0;
     before = now;
   }
   for (let i = 0; i < n; i++) {
