@@ -12,7 +12,7 @@ import { useDocumentCache } from './pipeline/document-cache.js';
 import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.js';
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
-import { OPS_ROUTES, readinessOf, coalesced, type OpsAnswers, type OpsRoute } from './http/health.js';
+import { OPS_ROUTES, readinessOf, coalesced, STOPPING, type OpsAnswers, type OpsRoute } from './http/health.js';
 import { useExecutor, useIncrementalDelivery } from './pipeline/executor.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
@@ -50,6 +50,8 @@ export interface App extends HttpApp {
   readonly yoga: Yoga;
   /** The node:http fast path for JSON POSTs (src/http/fast-path.ts); undefined with HTTP_FAST_PATH=off. */
   readonly fastPath: FastPath | undefined;
+  /** A stop has begun: `/ready` says 503 from now on, `/health` still 200. */
+  stopping(): void;
   /** Closes the upstream pools, the cache store and tracing. */
   dispose(): Promise<void>;
 }
@@ -97,8 +99,10 @@ export function createApp(config: Config, options: AppOptions): App {
   const production = config.nodeEnv === 'production';
   const documentCache = useDocumentCache();
   const graphqlEndpoint = GRAPHQL_PATH;
+  let stopping = false;
+  const readiness = coalesced(readinessOf(upstream, store));
   const ops: OpsAnswers = {
-    readiness: coalesced(readinessOf(upstream, store)),
+    readiness: () => (stopping ? Promise.resolve(STOPPING) : readiness()),
     metricsText: coalesced(options.metricsText ?? (() => metrics.registry.metrics())),
     contentType: metrics.registry.contentType,
   };
@@ -234,7 +238,15 @@ export function createApp(config: Config, options: AppOptions): App {
         onTaken: () => metrics.fastPath(),
       })
     : undefined;
-  return { yoga, fastPath, ops, opsRoutes, knowsDocument: documentCache.knows, dispose: async () => void (await yoga.dispose()) };
+  return {
+    yoga,
+    fastPath,
+    ops,
+    opsRoutes,
+    knowsDocument: documentCache.knows,
+    stopping: () => void (stopping = true),
+    dispose: async () => void (await yoga.dispose()),
+  };
 }
 
 /**

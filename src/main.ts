@@ -4,9 +4,9 @@ import { ConfigError, loadConfig, withUpstream, type Config } from './config.js'
 import { askPrimary } from './process/ipc.js';
 import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
-import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS } from './sandbox/data.js';
+import { sandboxBanner } from './sandbox/banner.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
-import { createLogger, stdoutDestination } from './telemetry/logger.js';
+import { createLogger, ignoreStandardStreamErrors, LogOutput } from './telemetry/logger.js';
 
 /** The token GraphiQL is opened with when the upstream is the built-in sandbox. */
 const SANDBOX_GRAPHIQL_TOKEN = 'sandbox-pro';
@@ -23,22 +23,18 @@ async function main() {
     }
     throw error;
   }
-  const stdout = stdoutDestination();
-  const logger = createLogger(config, stdout);
-  const flushLogs = () => {
-    try {
-      stdout.flushSync();
-    } catch {
-      // Not open yet, or already closed: nothing more can be written.
-    }
-  };
+  ignoreStandardStreamErrors();
+  const output = new LogOutput();
+  const logger = createLogger(config, output);
+  const flushLogs = () => output.flush();
+  const logDropped = () => output.dropped;
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
   if (cluster.isWorker) {
     // Where the upstream is, as the primary decided it (the built-in sandbox is the primary's).
     const setup = await askPrimary<WorkerSetup>(SETUP);
-    return serve(withUpstream(config, setup.upstreamUrl), logger, { flushLogs, graphiqlToken: setup.graphiqlToken });
+    return serve(withUpstream(config, setup.upstreamUrl), logger, { flushLogs, logDropped, graphiqlToken: setup.graphiqlToken });
   }
 
   // One sandbox for every worker, so that they share its quotas and its record.
@@ -47,7 +43,7 @@ async function main() {
   const graphiqlToken = sandbox ? SANDBOX_GRAPHIQL_TOKEN : undefined;
   config = withUpstream(config, upstreamUrl);
 
-  if (config.workers <= 1) return serve(config, logger, { flushLogs, graphiqlToken, sandbox });
+  if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
   return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);
 }
 
@@ -55,26 +51,7 @@ async function main() {
 async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
   // Its record serves /__sandbox/stats and nothing else here: a short one.
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
-  const banner = [
-    '',
-    '================================================================================',
-    ' SANDBOX: UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.',
-    ` It serves SAMPLE DATA (invented taxpayers and licences) from ${sandbox.url}.`,
-    ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
-    ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
-    ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
-    ` Sample RUCs: ${TAXPAYERS.slice(0, 4)
-      .map((t) => t.ruc)
-      .join(' ')}`,
-    ` Sample licences: ${LICENCES.slice(0, 3)
-      .map((l) => l.num_licencia)
-      .join(' ')}`,
-    ` Failure triggers (RUCs): ${Object.entries(TRIGGERS)
-      .map(([name, k]) => `${name}=${k.ruc}`)
-      .join(' ')}`,
-    '================================================================================',
-    '',
-  ].join('\n');
+  const banner = sandboxBanner(sandbox.url, ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.');
   logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
   process.stderr.write(banner);
   return sandbox;

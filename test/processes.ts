@@ -33,6 +33,16 @@ export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** Resolves true once every process of the group `child` leads has exited, false after `withinMs`. */
+export async function groupGone(child: ChildProcess, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (groupAlive(child.pid!)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
 function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);

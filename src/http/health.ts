@@ -46,6 +46,9 @@ export function readinessOf(upstream: UpstreamClient, store: LookupStore | undef
   };
 }
 
+/** What `/ready` says once a stop has begun: at once, so that a load balancer stops sending while the work in flight finishes. */
+export const STOPPING: Readiness = { ready: false, detail: { stopping: true } };
+
 interface Answer {
   status: number;
   contentType: string;

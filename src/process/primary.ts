@@ -9,7 +9,7 @@ import { memoryApqStore } from '../data/apq-store.js';
 import { serveApqToWorkers } from './apq.js';
 import { answerWorkers, askWorker } from './ipc.js';
 import { startOpsServer } from './ops.js';
-import { coalesced, type Readiness } from '../http/health.js';
+import { coalesced, STOPPING, type Readiness } from '../http/health.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 /** What a worker learns from its primary at start: settings the primary decided, not the environment's. */
@@ -31,7 +31,13 @@ const DEATH_WINDOW_MS = 60_000;
  * connections). A worker that dies is replaced, one that keeps dying is given up on; on
  * SIGTERM or SIGINT every worker drains its operations in flight, then the primary exits 0.
  */
-export function supervise(config: Config, logger: Logger, flushLogs: () => void, setup: WorkerSetup, sandbox: Sandbox | undefined) {
+export function supervise(
+  config: Config,
+  logger: Logger,
+  flushLogs: () => Promise<void>,
+  setup: WorkerSetup,
+  sandbox: Sandbox | undefined,
+) {
   // The workers' lookups meet here, unless they meet in Redis.
   if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   answerWorkers(SETUP, () => setup);
@@ -46,7 +52,7 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
     config.opsPort === undefined
       ? undefined
       : startOpsServer(config, logger, {
-          readiness: coalesced(workersReadiness),
+          readiness: coalesced(() => (stopping ? Promise.resolve(STOPPING) : workersReadiness())),
           metricsText: coalesced(() => aggregator.clusterMetrics(), 1000),
           contentType: aggregator.contentType,
         });
@@ -89,10 +95,11 @@ export function supervise(config: Config, logger: Logger, flushLogs: () => void,
     const guard = setTimeout(() => workers.forEach((w) => w.process.kill('SIGKILL')), config.shutdownTimeoutMs + 2000);
     await Promise.all(exits);
     clearTimeout(guard);
+    // The operations port stayed open until now: /ready said 503, /health 200, while the workers drained.
     ops?.close();
     await sandbox?.close();
     logger.info('stopped');
-    flushLogs();
+    await flushLogs();
     process.exit(exitCode);
   };
   onStopSignals((signal) => void stop(signal));

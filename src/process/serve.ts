@@ -16,8 +16,10 @@ import { METRICS, READY } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 export interface ServeOptions {
-  /** Writes out the log lines still buffered, before exiting. */
-  flushLogs: () => void;
+  /** Writes out the log lines still buffered (a bounded wait), before exiting. */
+  flushLogs: () => Promise<void>;
+  /** Log lines dropped so far (the output gone, stalled or full), for the metrics. */
+  logDropped?: () => number;
   /** Put this token in GraphiQL's headers pane: only ever the sandbox's. */
   graphiqlToken?: string | undefined;
   /** The built-in sandbox this process started, closed with it. */
@@ -27,6 +29,7 @@ export interface ServeOptions {
 /** One gateway process (alone, or a cluster worker): the app on its socket, and a graceful stop. */
 export function serve(config: Config, logger: Logger, options: ServeOptions) {
   const metrics = new Metrics();
+  if (options.logDropped) metrics.logDropped(options.logDropped);
   if (cluster.isWorker) {
     // prom-client answers the primary's gathering only once an AggregatorRegistry exists here too.
     new AggregatorRegistry();
@@ -43,7 +46,8 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A worker's readiness is asked by its primary, which serves the operations port; alone, this process serves it.
   if (cluster.isWorker) answerPrimary(READY, () => app.ops.readiness());
-  const ops = cluster.isWorker || config.opsPort === undefined ? undefined : startOpsServer(config, logger, app.ops);
+  // It closes with the process: through a stop it says /ready 503 and /health 200.
+  if (!cluster.isWorker && config.opsPort !== undefined) startOpsServer(config, logger, app.ops);
   // A count, not a Set of the responses: in a long-lived Set, responses outlived their end (docs/performance.md).
   const inFlight: InFlight = { count: 0, onIdle: undefined };
   server.on('request', (_req, res: ServerResponse) => {
@@ -69,11 +73,12 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    app.stopping();
     logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
     // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
     server.close();
     server.closeIdleConnections();
-    ops?.close();
+    // The operations port stays open until exit: /ready says 503, /health 200, while the work in flight finishes.
     const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
     if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');
     server.closeAllConnections();
@@ -85,7 +90,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     }
     await options.sandbox?.close();
     logger.info('stopped');
-    options.flushLogs();
+    await options.flushLogs();
     process.exit(0);
   };
   onStopSignals((signal) => void stop(signal));

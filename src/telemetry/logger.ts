@@ -22,18 +22,84 @@ export const REDACT_PATHS = [
   '*.variables.credencialesSol',
 ];
 
+/** Lines a stalled reader may leave waiting in memory; past this, new lines are dropped (counted). */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** Errors that mean the output is gone for good: the reader left (a closed pipe), or the descriptor is. */
+const GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET', 'EINVAL']);
+
 /**
  * Standard output through an asynchronous pino destination: one line per operation must not
  * block on a write(2). Lines are gathered into small chunks per write and flushed at least
- * every 200 ms; call its `flushSync()` right before `process.exit()`. The chunks stay small
- * because sonic-boom measures the growing chunk's byte length on every line, copying it each
- * time (docs/performance.md).
+ * every 200 ms. The chunks stay small because sonic-boom measures the growing chunk's byte
+ * length on every line, copying it each time (docs/performance.md).
+ *
+ * The log never stops the gateway: once the reader is gone (`npm start | head`), lines are
+ * dropped; while it stalls or the disk is full, at most 4 MiB wait and the rest are dropped;
+ * every dropped line is counted (`gateway_log_lines_dropped_total`). `flush` at exit waits a
+ * bounded time, so a stuck reader cannot hold a stop.
  */
-export function stdoutDestination() {
-  return pino.destination({ dest: 1, sync: false, minLength: 512, maxWrite: 1024, periodicFlush: 200 });
+export class LogOutput {
+  readonly #sonic: ReturnType<typeof pino.destination>;
+  #gone = false;
+  #stopping = false;
+  #dropped = 0;
+
+  constructor(fd = 1) {
+    this.#sonic = pino.destination({
+      dest: fd,
+      sync: false,
+      minLength: 512,
+      maxWrite: 1024,
+      periodicFlush: 200,
+      maxLength: MAX_BUFFERED_BYTES,
+      // A full pipe is tried again later while serving, never while stopping.
+      retryEAGAIN: () => !this.#stopping,
+    });
+    this.#sonic.on('drop', () => this.#dropped++);
+    this.#sonic.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code && GONE.has(error.code)) this.#gone = true;
+    });
+  }
+
+  /** pino's destination interface: one line. */
+  write(line: string): void {
+    if (this.#gone || this.#stopping) {
+      this.#dropped++;
+      return;
+    }
+    this.#sonic.write(line);
+  }
+
+  /** Lines dropped so far: the output gone, stalled or full. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Writes out what is buffered, waiting at most `withinMs`, and ends: right before `process.exit()`. */
+  flush(withinMs = 1000): Promise<void> {
+    if (this.#stopping) return Promise.resolve();
+    this.#stopping = true;
+    if (this.#gone) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, withinMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#sonic.once('close', done);
+      this.#sonic.once('error', done);
+      this.#sonic.end();
+    });
+  }
 }
 
-/** The process's logger, writing to `destination` (main passes `stdoutDestination()`). */
+/** A pipe's reader gone must not crash the process through the streams node made for fd 1 and 2. */
+export function ignoreStandardStreamErrors(): void {
+  process.stdout.on('error', () => {});
+  process.stderr.on('error', () => {});
+}
+
+/** The process's logger, writing to `destination` (main passes a `LogOutput`). */
 export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream): Logger {
   return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
 }

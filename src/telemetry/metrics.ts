@@ -107,6 +107,19 @@ export class Metrics {
     collect: () => this.#upstreamWaiting.set(this.#upstreamLoad().waiting),
   });
 
+  #logDropped: () => number = () => 0;
+  #logDroppedSeen = 0;
+  readonly #logLinesDropped: Counter = new Counter({
+    name: 'gateway_log_lines_dropped_total',
+    help: 'Log lines dropped because standard output was gone (a closed pipe), stalled or full',
+    registers: [this.registry],
+    collect: () => {
+      const now = this.#logDropped();
+      if (now > this.#logDroppedSeen) this.#logLinesDropped.inc(now - this.#logDroppedSeen);
+      this.#logDroppedSeen = now;
+    },
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
     this.#breaker.set({ origin: 'primary' }, 0);
@@ -147,6 +160,11 @@ export class Metrics {
   /** Where the upstream's calls in flight and waiting are read from, when scraped. */
   upstreamLoad(read: () => { inFlight: number; waiting: number }) {
     this.#upstreamLoad = read;
+  }
+
+  /** Where the count of log lines dropped is read from, when scraped. */
+  logDropped(read: () => number) {
+    this.#logDropped = read;
   }
 
   breaker(origin: 'primary' | 'fallback', state: BreakerState) {

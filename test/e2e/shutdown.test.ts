@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { slowLookup, spawnGateway } from '../helpers.js';
+import { freePort, slowLookup, spawnGateway } from '../helpers.js';
+import { signalGroup } from '../processes.js';
 
 let sandbox: Sandbox;
 const children: ChildProcess[] = [];
@@ -49,4 +50,32 @@ describe('graceful shutdown', () => {
     expect(await inFlight).toBeInstanceOf(Error);
     expect(gw.output()).toContain('shutdown deadline passed');
   });
+});
+
+describe('a drain a load balancer sees (OPS_PORT)', () => {
+  for (const workers of [1, 2]) {
+    it(`with ${workers} worker(s): /ready says 503 as soon as the stop begins and /health 200, while the operation in flight finishes`, async () => {
+      const opsPort = await freePort();
+      const gw = await spawnGateway(
+        { UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '5000', OPS_PORT: String(opsPort), WORKERS: String(workers) },
+        workers,
+      );
+      children.push(gw.child);
+      const ops = `http://127.0.0.1:${opsPort}`;
+      expect((await fetch(`${ops}/ready`)).status).toBe(200);
+      const inFlight = slowLookup(gw.url);
+      await new Promise((r) => setTimeout(r, 300));
+      signalGroup(gw.child, 'SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+
+      const ready = await fetch(`${ops}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: 'not ready', stopping: true });
+      expect((await fetch(`${ops}/health`)).status).toBe(200);
+
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await gw.exited).toBe(0);
+    });
+  }
 });

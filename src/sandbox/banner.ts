@@ -1,0 +1,25 @@
+import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS } from './data.js';
+
+/** What a person starting the sandbox must read: sample data only, and what to ask it with. */
+export function sandboxBanner(url: string, why: string): string {
+  return [
+    '',
+    '================================================================================',
+    ` SANDBOX:${why}`,
+    ` It serves SAMPLE DATA (invented taxpayers and licences) from ${url}.`,
+    ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
+    ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
+    ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
+    ` Sample RUCs: ${TAXPAYERS.slice(0, 4)
+      .map((t) => t.ruc)
+      .join(' ')}`,
+    ` Sample licences: ${LICENCES.slice(0, 3)
+      .map((l) => l.num_licencia)
+      .join(' ')}`,
+    ` Failure triggers (RUCs): ${Object.entries(TRIGGERS)
+      .map(([name, k]) => `${name}=${k.ruc}`)
+      .join(' ')}`,
+    '================================================================================',
+    '',
+  ].join('\n');
+}

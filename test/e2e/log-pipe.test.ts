@@ -1,0 +1,69 @@
+import { availableParallelism } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { freePort, postOnce } from '../helpers.js';
+import { groupGone, signalGroup, spawnTracked } from '../processes.js';
+
+/**
+ * The log never stops the gateway: `npm start` (default workers) piped into a reader that
+ * leaves, before the gateway is up (`| head -n 3`) or after, still starts, serves, and on a
+ * SIGTERM to the process group (as a terminal's Ctrl-C or systemd sends it) ends every process.
+ */
+const QUERY = 'query($ruc: String!) { contribuyente(ruc: $ruc) { ruc estado } }';
+/** SHUTDOWN_TIMEOUT_MS's default, and time for npm and the primary behind the workers. */
+const STOP_WITHIN_MS = 10_000 + 5_000;
+
+/** Asks the gateway on `port` until it answers a lookup, or `withinMs` passes. */
+async function answerWhenUp(port: number, withinMs: number) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      return await postOnce(`http://127.0.0.1:${port}/graphql`, QUERY, { ruc: '20100123453' });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Lookups for a while, each on its own connection, so that each worker logs many lines. */
+async function lookupsFor(port: number, count: number) {
+  const answers = await Promise.all(
+    Array.from({ length: count }, () => postOnce(`http://127.0.0.1:${port}/graphql`, QUERY, { ruc: '20100123453' })),
+  );
+  return answers.filter((a) => a.status === 200 && (a.body.data?.['contribuyente'] as { ruc?: string } | undefined)?.ruc === '20100123453')
+    .length;
+}
+
+describe(`npm start (${availableParallelism()} workers) with its output read by a reader that leaves`, () => {
+  it('before it is up (npm start 2>&1 | head -n 3): starts, serves, and ends every process on SIGTERM to the group', async () => {
+    const port = await freePort();
+    const child = spawnTracked('sh', ['-c', 'npm start 2>&1 | head -n 3 >/dev/null'], {
+      env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1' },
+      stdio: 'ignore',
+    });
+    const answer = await answerWhenUp(port, 45_000);
+    expect(answer.body.data).toEqual({ contribuyente: { ruc: '20100123453', estado: 'ACTIVO' } });
+    // Every worker keeps serving while its log lines have nowhere to go.
+    expect(await lookupsFor(port, 200)).toBe(200);
+    signalGroup(child, 'SIGTERM');
+    expect(await groupGone(child, STOP_WITHIN_MS)).toBe(true);
+  }, 90_000);
+
+  it('after it is up: keeps serving, and ends every process on SIGTERM to the group', async () => {
+    const port = await freePort();
+    // The reader takes lines until the gateway says it is ready on every worker, then leaves.
+    const child = spawnTracked('sh', ['-c', 'npm start 2>&1 | (grep -m 1 "cluster primary started\\|gateway ready" >/dev/null; sleep 2)'], {
+      env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1' },
+      stdio: 'ignore',
+    });
+    await answerWhenUp(port, 45_000);
+    // The reader is gone by now: every line from here on meets a closed pipe.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await lookupsFor(port, 300)).toBe(300);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    signalGroup(child, 'SIGTERM');
+    expect(await groupGone(child, STOP_WITHIN_MS)).toBe(true);
+    // The lines that met the closed pipe were dropped, and counted.
+    expect(Number(/^gateway_log_lines_dropped_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+  }, 90_000);
+});
