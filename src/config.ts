@@ -101,6 +101,8 @@ export const EnvSchema = z.object({
     .default(4 * 1024 * 1024),
   /** Shared cache for every instance. @default unset (an in-memory LRU per process) */
   REDIS_URL: z.url({ protocol: /^rediss?$/, message: 'REDIS_URL debe ser redis:// o rediss://' }).optional(),
+  /** `on`: REDIS_URL is one node of a Redis Cluster (managed Redis in cluster mode, Valkey); the others are found from it. @default off */
+  REDIS_CLUSTER: z.enum(['on', 'off']).default('off'),
   /** Secret of the HMAC that stands for the token in cache keys. @default unset */
   CACHE_KEY_SECRET: z.string().min(16, 'CACHE_KEY_SECRET debe tener al menos 16 caracteres').optional(),
   /** Processes sharing the port (node:cluster). @default one per core */
@@ -189,6 +191,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     maxEntries: e.CACHE_MAX_ENTRIES,
     maxBytes: e.CACHE_MAX_BYTES,
     redisUrl: e.REDIS_URL,
+    redisCluster: e.REDIS_CLUSTER === 'on',
     keySecret: e.CACHE_KEY_SECRET,
   },
   persistedQueries: { maxEntries: e.APQ_MAX_ENTRIES, maxBytes: e.APQ_MAX_BYTES },

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { DEFAULTS } from '../config.js';
+import { connectRedis, type RedisTarget } from './redis-connection.js';
 
 /** Where automatic persisted queries are kept, by hash: the interface @graphql-yoga/plugin-apq asks for. */
 export interface ApqStore {
@@ -70,8 +70,7 @@ local expires = redis.call('zscore', KEYS[2], ARGV[1])
 if not expires or tonumber(expires) <= now then return false end
 return redis.call('hget', KEYS[1], ARGV[1])`;
 
-export interface RedisApqOptions extends ApqBounds {
-  url: string;
+export interface RedisApqOptions extends ApqBounds, RedisTarget {
   /** How long a document is kept after it was registered. @default 86400000 (24 h) */
   ttlMs?: number;
   /** Told of a command that failed (the client then sends the document again: no request fails). */
@@ -84,7 +83,7 @@ export interface RedisApqOptions extends ApqBounds {
  * never fails a request.
  */
 export function redisApqStore(options: RedisApqOptions): ApqStore {
-  const redis = new Redis(options.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000, commandTimeout: 500 });
+  const redis = connectRedis(options, 500);
   redis.on('error', () => undefined); // the lookup store logs Redis's state; this one counts its failed commands
   const failed = (error: Error) => {
     options.onError?.(error);

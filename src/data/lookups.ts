@@ -14,8 +14,11 @@ import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/sche
 
 export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
 
-/** Keys of this entry format; a new format takes a new prefix, so no version reads another's. */
-export const KEY_PREFIX = 'gw2:';
+/**
+ * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
+ * rest of a key is one Redis Cluster hash tag, so that its lock is in the same slot.
+ */
+export const KEY_PREFIX = 'gw3:';
 
 export interface LookupsOptions {
   /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
@@ -120,7 +123,7 @@ export class Lookups {
     // No token (the client refuses it without a call) or no store: nothing to share.
     if (!store || !ctx.tokenKey) return fetch();
     const keep = this.#options.keep;
-    let claim = await store.claim(`${KEY_PREFIX}${op}:${ctx.tokenKey}:${key}`, { read: keep && !ctx.noCache });
+    let claim = await store.claim(`${KEY_PREFIX}{${op}:${ctx.tokenKey}:${key}}`, { read: keep && !ctx.noCache });
     let waited = false;
     while (claim.kind === 'wait') {
       waited = true;

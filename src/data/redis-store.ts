@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis, type RedisConnection, type RedisTarget } from './redis-connection.js';
 import type { Claim, ClaimOptions, Lease, LookupStore } from './store.js';
 
-export interface RedisStoreOptions {
-  url: string;
+export interface RedisStoreOptions extends RedisTarget {
   /** Longest a lead may hold a key (its lock's time to live): past it, a waiter makes the call itself. */
   leaseMs: number;
   /** Join calls in flight on any instance (COALESCE); off, every miss leads its own call. @default true */
@@ -45,11 +45,11 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  */
 export class RedisStore implements LookupStore {
   readonly kind = 'redis';
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   /** A connection of its own for pub/sub, as Redis requires. */
-  readonly #subscriber: Redis | undefined;
+  readonly #subscriber: RedisConnection | undefined;
   readonly #listeners = new Map<string, Set<(message: string) => void>>();
-  readonly #options: Required<Omit<RedisStoreOptions, 'onStateChange' | 'onError'>>;
+  readonly #options: Required<Omit<RedisStoreOptions, 'onStateChange' | 'onError' | 'cluster'>> & RedisTarget;
   readonly #onError: (op: StoreOp, error: Error) => void;
   readonly #owner = randomUUID();
   #leases = 0;
@@ -73,16 +73,8 @@ export class RedisStore implements LookupStore {
     }
   }
 
-  #connect(onStateChange?: RedisStoreOptions['onStateChange']): Redis {
-    const redis = new Redis(this.#options.url, {
-      // A lookup must never wait on a Redis that is not there: fail fast, go upstream.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: this.#options.commandTimeoutMs,
-      connectTimeout: 2000,
-      // Reconnect forever, at most every 2 s.
-      retryStrategy: (times) => Math.min(times * 100, 2000),
-    });
+  #connect(onStateChange?: RedisStoreOptions['onStateChange']): RedisConnection {
+    const redis = connectRedis(this.#options, this.#options.commandTimeoutMs);
     // Without an 'error' listener ioredis would crash the process; with it, one log line per change.
     redis.on('ready', () => {
       if (this.#state === 'up' || !onStateChange) return;

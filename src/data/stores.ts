@@ -57,7 +57,7 @@ export function createApqStore(config: Config, deps: Pick<StoreDeps, 'logger' | 
   const bounds = config.persistedQueries;
   if (!config.cache.redisUrl) return memoryApqStore(bounds);
   const problem = storeProblems('redis', deps);
-  return redisApqStore({ url: config.cache.redisUrl, ...bounds, onError: (error) => problem('apq', error) });
+  return redisApqStore({ url: config.cache.redisUrl, cluster: config.cache.redisCluster, ...bounds, onError: (error) => problem('apq', error) });
 }
 
 function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {
@@ -67,6 +67,7 @@ function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: S
   }
   return new RedisStore({
     url: redisUrl!,
+    cluster: config.cache.redisCluster,
     leaseMs,
     coalesce,
     onError,
