@@ -57,7 +57,12 @@ export function createApqStore(config: Config, deps: Pick<StoreDeps, 'logger' | 
   const bounds = config.persistedQueries;
   if (!config.cache.redisUrl) return memoryApqStore(bounds);
   const problem = storeProblems('redis', deps);
-  return redisApqStore({ url: config.cache.redisUrl, cluster: config.cache.redisCluster, ...bounds, onError: (error) => problem('apq', error) });
+  return redisApqStore({
+    url: config.cache.redisUrl,
+    cluster: config.cache.redisCluster,
+    ...bounds,
+    onError: (error) => problem('apq', error),
+  });
 }
 
 function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {
