@@ -109,6 +109,11 @@ export const EnvSchema = z.object({
   WORKERS: count.min(1).max(64).optional(),
   /** How long shutdown waits for operations in flight. @default 10000 */
   SHUTDOWN_TIMEOUT_MS: millis.default(10_000),
+  /**
+   * How long a stop keeps serving, `/ready` already 503, before it stops accepting: time for a
+   * load balancer's probes to see it (Kubernetes: its readiness period times its failure threshold). @default 0
+   */
+  SHUTDOWN_DELAY_MS: count.max(600_000).default(0),
   /** @default 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
@@ -200,6 +205,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   workers: e.WORKERS ?? availableParallelism(),
   shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
   logLevel: e.LOG_LEVEL,
   nodeEnv: e.NODE_ENV,
 }));

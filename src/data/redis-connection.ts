@@ -23,17 +23,22 @@ export function connectRedis(target: RedisTarget, commandTimeoutMs: number): Red
     retryStrategy: (times) => Math.min(times * 100, 2000),
   };
   if (!target.cluster) return new Redis(target.url, options);
-  const { hostname, port, username, password } = new URL(target.url);
-  return new Cluster([{ host: hostname, port: Number(port || 6379) }], {
+  const { hostname, port, username, password, protocol } = new URL(target.url);
+  const tls = protocol === 'rediss:';
+  return new Cluster([{ host: hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(port || 6379) }], {
     redisOptions: {
       ...options,
       ...(username ? { username: decodeURIComponent(username) } : {}),
       ...(password ? { password: decodeURIComponent(password) } : {}),
-      ...(target.url.startsWith('rediss:') ? { tls: {} } : {}),
+      ...(tls ? { tls: {} } : {}),
     },
+    // Over TLS the certificate names the host, not its address: connect by name (ioredis's advice for managed clusters).
+    ...(tls ? { dnsLookup: (address: string, done: (error: null, address: string) => void) => done(null, address) } : {}),
     enableOfflineQueue: false,
-    // Past a failover, a command is sent where the cluster now says its slot lives.
+    // When no node of the list answers, try again, at most every 2 s.
     clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+    // After a failover, the new slot owners are learnt within 2 s even without a MOVED.
+    slotsRefreshInterval: 2000,
     // Redis Cluster answers MOVED/ASK while slots move; follow them, a few times at most.
     maxRedirections: 4,
   });

@@ -92,7 +92,10 @@ export function supervise(
     const exits = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
     for (const w of workers) w.process.kill('SIGTERM');
     // Each worker keeps its own deadline; this one only guards against a stuck worker.
-    const guard = setTimeout(() => workers.forEach((w) => w.process.kill('SIGKILL')), config.shutdownTimeoutMs + 2000);
+    const guard = setTimeout(
+      () => workers.forEach((w) => w.process.kill('SIGKILL')),
+      config.shutdownDelayMs + config.shutdownTimeoutMs + 2000,
+    );
     await Promise.all(exits);
     clearTimeout(guard);
     // The operations port stayed open until now: /ready said 503, /health 200, while the workers drained.

@@ -74,6 +74,11 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     if (stopping) return;
     stopping = true;
     app.stopping();
+    if (config.shutdownDelayMs > 0) {
+      // Still serving, /ready already 503: the load balancer's next probes take this process out.
+      logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: /ready says 503, still serving');
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+    }
     logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
     // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
     server.close();

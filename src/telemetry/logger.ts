@@ -1,3 +1,4 @@
+import { constants, fstatSync, openSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config.js';
 
@@ -46,7 +47,7 @@ export class LogOutput {
 
   constructor(fd = 1) {
     this.#sonic = pino.destination({
-      dest: fd,
+      dest: nonBlocking(fd),
       sync: false,
       minLength: 512,
       maxWrite: 1024,
@@ -79,17 +80,38 @@ export class LogOutput {
   flush(withinMs = 1000): Promise<void> {
     if (this.#stopping) return Promise.resolve();
     this.#stopping = true;
-    if (this.#gone) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, withinMs);
+      const timer = setTimeout(() => done(), withinMs);
       const done = () => {
         clearTimeout(timer);
+        // Destroyed, so that pino's own exit hook does not flushSync() into a stalled or failing output.
+        try {
+          this.#sonic.destroy();
+        } catch {
+          // Already closed.
+        }
         resolve();
       };
+      if (this.#gone) return done();
       this.#sonic.once('close', done);
       this.#sonic.once('error', done);
       this.#sonic.end();
     });
+  }
+}
+
+/**
+ * A pipe of its own to write to, that never blocks: node leaves a pipe on fd 1 blocking, so a
+ * reader that stops reading would hold a write in libuv's thread pool, and the process's exit
+ * waits for that thread for good. The same pipe opened again through /proc answers EAGAIN
+ * instead (retried while serving, given up on while stopping). Files and terminals stay as they are.
+ */
+function nonBlocking(fd: number): number {
+  try {
+    if (!fstatSync(fd).isFIFO()) return fd;
+    return openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return fd;
   }
 }
 

@@ -52,9 +52,13 @@ describe('the Kubernetes manifests', () => {
       expect(OPS_ROUTES).toContain(probe!.httpGet!.path);
   });
 
-  it('give a stop more time than SHUTDOWN_TIMEOUT_MS', () => {
+  it('keep serving through a stop until the readiness probe has seen 503, and give it more time than its delay and deadline', () => {
     const config = loadConfig(settings);
-    expect(deployment.spec!.template.spec!.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(config.shutdownTimeoutMs);
+    const probe = container.readinessProbe!;
+    expect(config.shutdownDelayMs).toBeGreaterThanOrEqual(probe.periodSeconds! * probe.failureThreshold! * 1000);
+    expect(deployment.spec!.template.spec!.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(
+      config.shutdownDelayMs + config.shutdownTimeoutMs,
+    );
   });
 
   it('select the pods the Deployment makes, on ports the container names', () => {

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { freePort, postOnce } from '../helpers.js';
@@ -34,6 +35,23 @@ async function lookupsFor(port: number, count: number) {
     .length;
 }
 
+/** The gateway's processes (npm, its primary and workers) still in the group `pgid` leads. */
+function gatewayProcesses(pgid: number): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      const command = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
+      if (/main\.ts|npm/.test(command)) found.push(command);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
 describe(`npm start (${availableParallelism()} workers) with its output read by a reader that leaves`, () => {
   it('before it is up (npm start 2>&1 | head -n 3): starts, serves, and ends every process on SIGTERM to the group', async () => {
     const port = await freePort();
@@ -65,5 +83,22 @@ describe(`npm start (${availableParallelism()} workers) with its output read by 
     expect(await groupGone(child, STOP_WITHIN_MS)).toBe(true);
     // The lines that met the closed pipe were dropped, and counted.
     expect(Number(/^gateway_log_lines_dropped_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('into a reader that stays but never reads (a full pipe), ignoring SIGTERM: keeps serving, and every gateway process ends on SIGTERM', async () => {
+    const port = await freePort();
+    const child = spawnTracked('sh', ['-c', "npm start 2>&1 | (trap '' TERM; sleep 120)"], {
+      env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1' },
+      stdio: 'ignore',
+    });
+    await answerWhenUp(port, 45_000);
+    // Far more than a pipe holds (64 KB): the rest waits in memory, bounded, or is dropped.
+    expect(await lookupsFor(port, 400)).toBe(400);
+    expect(await lookupsFor(port, 400)).toBe(400);
+    signalGroup(child, 'SIGTERM');
+    const deadline = Date.now() + STOP_WITHIN_MS;
+    while (gatewayProcesses(child.pid!).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(gatewayProcesses(child.pid!)).toEqual([]);
+    signalGroup(child, 'SIGKILL');
   }, 90_000);
 });

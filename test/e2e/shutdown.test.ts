@@ -79,3 +79,24 @@ describe('a drain a load balancer sees (OPS_PORT)', () => {
     });
   }
 });
+
+describe('SHUTDOWN_DELAY_MS', () => {
+  it('keeps serving new connections, /ready already 503, for the delay; then stops accepting and exits 0', async () => {
+    const opsPort = await freePort();
+    const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, OPS_PORT: String(opsPort), SHUTDOWN_DELAY_MS: '1500' });
+    children.push(gw.child);
+    const signalled = Date.now();
+    signalGroup(gw.child, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await fetch(`http://127.0.0.1:${opsPort}/ready`)).status).toBe(503);
+    // A new connection within the delay is still answered: the load balancer has not seen the 503 yet.
+    const answer = await fetch(gw.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close' },
+      body: '{"query":"{__typename}"}',
+    });
+    expect(answer.status).toBe(200);
+    expect(await gw.exited).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
+  });
+});
