@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -80,6 +80,9 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
     }
     logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
+    // A worker whose listen the primary has not answered yet waits for the answer: closing first
+    // makes node's cluster code call close() on the null handle of a failed listen, and crash.
+    if (cluster.isWorker && !server.listening) await settledListen(server, 2000);
     // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
     server.close();
     server.closeIdleConnections();
@@ -99,6 +102,21 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     process.exit(0);
   };
   onStopSignals((signal) => void stop(signal));
+}
+
+/** Resolves once `server` listens or fails to, or after `withinMs`. */
+function settledListen(server: Server, withinMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      server.off('listening', done);
+      server.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, withinMs);
+    server.once('listening', done);
+    server.once('error', done);
+  });
 }
 
 /** Responses not yet closed, and who is told when there are none left. */
