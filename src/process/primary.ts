@@ -21,6 +21,14 @@ export interface WorkerSetup {
 export const SETUP = 'setup';
 export const METRICS = 'metrics';
 export const READY = 'ready';
+/** A worker says it has stopped and is exiting (its pid); the primary then gives it `EXIT_GRACE_MS`. */
+export const EXITING = 'exiting';
+/**
+ * How long a worker that said it is exiting may take to be gone. Its exit can wait for a DNS
+ * lookup already under way in libuv's threads (a store's host name, while the resolver does not
+ * answer: seen 5 s), and by then it has answered everything and flushed its log.
+ */
+const EXIT_GRACE_MS = 1000;
 
 /** More deaths than this within the window, and the primary gives up. */
 const MAX_DEATHS = 5;
@@ -41,6 +49,10 @@ export function supervise(
   // The workers' lookups meet here, unless they meet in Redis.
   if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   answerWorkers(SETUP, () => setup);
+  answerWorkers(EXITING, (pid) => {
+    const worker = Object.values(cluster.workers ?? {}).find((w) => w?.process.pid === pid);
+    setTimeout(() => worker?.isDead() === false && worker.process.kill('SIGKILL'), EXIT_GRACE_MS).unref();
+  });
   // Persisted queries meet here too, unless in Redis.
   if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore(config.persistedQueries));
   // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port

@@ -12,7 +12,7 @@ import { Metrics } from '../telemetry/metrics.js';
 import { clusterApqStore } from './apq.js';
 import { answerPrimary, askPrimary } from './ipc.js';
 import { startOpsServer } from './ops.js';
-import { METRICS, READY } from './primary.js';
+import { EXITING, METRICS, READY } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 export interface ServeOptions {
@@ -99,6 +99,8 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     await options.sandbox?.close();
     logger.info('stopped');
     await options.flushLogs();
+    // Told, the primary does not wait on an exit that a DNS lookup in libuv's threads holds.
+    if (cluster.isWorker) await Promise.race([askPrimary(EXITING, process.pid).catch(() => {}), new Promise((r) => setTimeout(r, 200))]);
     process.exit(0);
   };
   onStopSignals((signal) => void stop(signal));
