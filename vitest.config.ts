@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
@@ -8,7 +8,6 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     // Generous: the suite must hold on a busy machine (a CI host running other jobs).
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -20,5 +19,10 @@ export default defineConfig({
     // the end fails the run (test/global-setup.ts).
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'gateway', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/image/**'] } },
+      // The container image's build (minutes of disk and CPU) never runs beside the timed tests: after them.
+      { extends: true, test: { name: 'image', include: ['test/image/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+    ],
   },
 });
