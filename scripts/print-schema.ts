@@ -1,7 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { printedSchema } from '../src/schema/print.js';
+import { printedSchema, printedSubgraph } from '../src/schema/print.js';
 
-const target = fileURLToPath(new URL('../schema.graphql', import.meta.url));
-writeFileSync(target, printedSchema());
-process.stdout.write(`wrote ${target}\n`);
+for (const [file, text] of [
+  ['schema.graphql', printedSchema()],
+  ['subgraph.graphql', printedSubgraph()],
+] as const) {
+  const target = fileURLToPath(new URL(`../${file}`, import.meta.url));
+  writeFileSync(target, text);
+  process.stdout.write(`wrote ${target}\n`);
+}

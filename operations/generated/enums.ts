@@ -55,3 +55,7 @@ export type ErrorCode =
   | 'UPSTREAM_ERROR'
   /** El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable. */
   | 'UPSTREAM_UNAVAILABLE';
+
+export type Link__Purpose =
+  | 'EXECUTION'
+  | 'SECURITY';

@@ -35,7 +35,7 @@ export const costDirectives = [
 /** The directives' arguments, for the builder's `Directives` type. */
 export type CostDirectives = {
   cost: { locations: 'FIELD_DEFINITION'; args: { weight: number } };
-  listSize: { locations: 'FIELD_DEFINITION'; args: { slicingArguments: string[] } };
+  listSize: { locations: 'FIELD_DEFINITION'; args: { assumedSize: number; requireOneSlicingArgument: boolean } };
 };
 
 /** Limits that are settings, which a declaration's `max` may read. */
@@ -52,7 +52,11 @@ export interface Billing {
    * it is selected under (the same document, looked up again elsewhere).
    */
   argument?: string;
-  /** The argument is a list, printed as `@listSize(slicingArguments: [argument])`. */
+  /**
+   * The argument is a list. With a fixed `max`, the field returns one item per item given, and
+   * says so to a router as `@listSize(assumedSize: max)`: the spec's `slicingArguments` name an
+   * Int argument (a page size), which a list of keys is not, and composition refuses it.
+   */
   list?: boolean;
   /** A list longer than this is refused whole, before any call: a number, or read from the configured limits. */
   max?: number | ((limits: RuntimeLimits) => number);
@@ -64,6 +68,18 @@ export interface Billing {
   key?: (value: string) => { ok: true; value: string } | { ok: false };
   /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
   per?: string;
+  /**
+   * Federation's `_entities`: each item is a representation, priced by its `__typename`'s
+   * entity (absent: not one of ours, costs nothing) and looked up by its key field.
+   */
+  references?: Readonly<Record<string, EntityBilling>>;
+}
+
+/** How one representation of an entity spends: its type's price, and the key field it is looked up by. */
+export interface EntityBilling {
+  field: string;
+  weight: number;
+  key: NonNullable<Billing['key']>;
 }
 
 /**
@@ -76,7 +92,9 @@ export function billed(description: string, billing: Billing) {
     description: `${description} Costo: ${queries}${billing.per ? ` por ${billing.per}` : ''}.`,
     directives: {
       cost: { weight: billing.weight },
-      ...(billing.list && billing.argument ? { listSize: { slicingArguments: [billing.argument] } } : {}),
+      ...(billing.list && typeof billing.max === 'number'
+        ? { listSize: { assumedSize: billing.max, requireOneSlicingArgument: false } }
+        : {}),
     },
     extensions: { billing },
   };

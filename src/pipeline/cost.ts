@@ -5,11 +5,13 @@ import {
   getOperationAST,
   getVariableValues,
   isObjectType,
+  isUnionType,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLObjectType,
+  type GraphQLUnionType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
@@ -105,6 +107,10 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       const max = typeof billing.max === 'function' ? billing.max(limits) : billing.max;
       if (max !== undefined && items.length > max) items = [];
     }
+    if (billing.references) {
+      itemsOf.set(term, referencedKeys(items, billing.references, shared));
+      continue;
+    }
     if (!billing.key) {
       itemsOf.set(term, items);
       total += billing.weight * items.length;
@@ -125,6 +131,29 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
   return total;
 }
 
+/** The keys of the representations that are ours and pass their check, each added to its type's group. */
+function referencedKeys(
+  items: readonly unknown[],
+  references: NonNullable<Billing['references']>,
+  shared: Map<string, { weight: number; keys: Set<string> }>,
+): string[] {
+  const keys: string[] = [];
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { __typename: typename } = item as { __typename?: unknown };
+    const entity = typeof typename === 'string' && Object.hasOwn(references, typename) ? references[typename] : undefined;
+    const value = entity && (item as Record<string, unknown>)[entity.field];
+    const checked = entity && typeof value === 'string' ? entity.key(value) : undefined;
+    if (!entity || !checked?.ok) continue;
+    keys.push(checked.value);
+    let group = shared.get(typename as string);
+    if (!group) shared.set(typename as string, (group = { weight: entity.weight, keys: new Set() }));
+    group.weight = Math.max(group.weight, entity.weight);
+    group.keys.add(checked.value);
+  }
+  return keys;
+}
+
 /** The operation's billed fields, at any depth and through fragments, each under the billed field it is selected in. */
 function planOf(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): Term[] {
   const root = schema.getRootType(operation.operation);
@@ -134,23 +163,29 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operation: Operat
   const terms: Term[] = [];
 
   /** Each fragment once per path, so that a cycle (refused by validation anyway) cannot loop. */
-  const visit = (set: SelectionSetNode, type: GraphQLObjectType, parent: Term | undefined, seen: ReadonlySet<string>): void => {
+  // A union (federation's `_Entity`) has no fields of its own: only its fragments are walked.
+  const visit = (
+    set: SelectionSetNode,
+    type: GraphQLObjectType | GraphQLUnionType,
+    parent: Term | undefined,
+    seen: ReadonlySet<string>,
+  ): void => {
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) {
-        const def = type.getFields()[s.name.value];
+        const def = isObjectType(type) ? type.getFields()[s.name.value] : undefined;
         if (!def) continue;
         const billing = billingOf(def);
         const named = getNamedType(def.type);
         const term = billing ? { node: s, def, billing, shares: named.name, parent } : undefined;
         if (term) terms.push(term);
-        if (s.selectionSet && isObjectType(named)) visit(s.selectionSet, named, term ?? parent, seen);
+        if (s.selectionSet && (isObjectType(named) || isUnionType(named))) visit(s.selectionSet, named, term ?? parent, seen);
       } else if (s.kind === Kind.INLINE_FRAGMENT) {
         const on = s.typeCondition ? schema.getType(s.typeCondition.name.value) : type;
-        if (isObjectType(on)) visit(s.selectionSet, on, parent, seen);
+        if (isObjectType(on) || isUnionType(on)) visit(s.selectionSet, on, parent, seen);
       } else if (!seen.has(s.name.value)) {
         const fragment = fragments.get(s.name.value);
         const on = fragment && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && isObjectType(on)) visit(fragment.selectionSet, on, parent, new Set(seen).add(s.name.value));
+        if (fragment && (isObjectType(on) || isUnionType(on))) visit(fragment.selectionSet, on, parent, new Set(seen).add(s.name.value));
       }
     }
   };

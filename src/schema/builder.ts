@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
+import FederationPlugin from '@pothos/plugin-federation';
 import type { Context } from '../context.js';
 import type { CostDirectives } from '../pipeline/billed.js';
 
@@ -10,7 +11,7 @@ export const builder = new SchemaBuilder<{
   Directives: CostDirectives;
 }>({
   defaultFieldNullability: false,
-  plugins: [DirectivesPlugin],
+  plugins: [DirectivesPlugin, FederationPlugin],
   // Keyed by name, the form @graphql-tools/utils prints (src/schema/print.ts).
   directives: { useGraphQLToolsUnorderedDirectives: true },
 });

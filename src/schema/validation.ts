@@ -10,6 +10,8 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
 export const MAX_RUCS = 100;
 export const MSG_RUC_INCORRECTO = 'El RUC es incorrecto';
 export const MSG_MAX_RUCS = `Enviar máximo ${MAX_RUCS} RUC por consulta.`;
+/** Federation's `_entities` takes as many references per operation as `contribuyentes` takes RUCs. */
+export const MSG_MAX_REFERENCES = `Enviar máximo ${MAX_RUCS} referencias por consulta.`;
 
 const RUC_PREFIXES = new Set(['10', '15', '16', '17', '20']);
 const RUC_WEIGHTS = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2] as const;

@@ -4,6 +4,7 @@ import { schema } from '../../src/schema/index.js';
 import { billingOf } from '../../src/pipeline/billed.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { PLAN_COST } from '../../src/upstream/billing.js';
+import { MAX_RUCS } from '../../src/schema/validation.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';
 
 /**
@@ -17,6 +18,11 @@ const SAMPLES: Record<string, unknown> = {
   ruc: '20100123453',
   rucs: ['20100123453', '20501234568'],
   numLicencia: 'Q46779354',
+  // Federation's references: a router asks for the rest of a taxpayer and a licence holder.
+  'Query._entities.representations': [
+    { __typename: 'Contribuyente', ruc: '20100123453' },
+    { __typename: 'LicenciaConducir', numLicencia: 'Q46779354' },
+  ],
   'Mutation.validarComprobantes.comprobantes': [RECEIPT],
   'Mutation.validarComprobantesTexto.comprobantes': ['20100123453|01|F001|1|2024-01-15|118.00'],
 };
@@ -97,7 +103,9 @@ describe('plan costs are declared where the fields are', () => {
   it('prints them as the cost directive specification writes them, with the weights of PLAN_COST', () => {
     const sdl = printedSchema();
     expect(sdl).toContain(`): LicenciaConducir @cost(weight: ${PLAN_COST['/licencia-conducir']})`);
-    expect(sdl).toContain(`): [Contribuyente]! @cost(weight: ${PLAN_COST['/ruc']}) @listSize(slicingArguments: ["rucs"])`);
+    expect(sdl).toContain(
+      `): [Contribuyente]! @cost(weight: ${PLAN_COST['/ruc']}) @listSize(assumedSize: ${MAX_RUCS}, requireOneSlicingArgument: false)`,
+    );
     expect(sdl).toContain(`detalle: ContribuyenteDetalle @cost(weight: ${PLAN_COST['/ruc-sunat']})`);
     expect(sdl).toMatch(/directive @cost\(weight: Int!\)/);
   });

@@ -1,0 +1,58 @@
+import type { GraphQLFieldConfig } from 'graphql';
+import type { Context } from '../context.js';
+import { gatewayError } from '../errors.js';
+import { PLAN_COST } from '../upstream/billing.js';
+import type { Billing, EntityBilling } from '../pipeline/billed.js';
+import { builder } from './builder.js';
+import { Contribuyente } from './contribuyente.js';
+import { valid } from './input.js';
+import { LicenciaConducir } from './licencia.js';
+import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_MAX_REFERENCES, type Checked } from './validation.js';
+
+/**
+ * Federation entities: another subgraph of a supergraph holds a RUC or a licence number, and
+ * the router asks here for the rest (`_entities`). A reference is looked up as any lookup is,
+ * through the request's loaders: one call per distinct key and token, the cache and the calls
+ * in flight shared, a bad key refused locally at its own index. What each costs, for the cost
+ * limit, is said here once (`ENTITY_BILLING`), from the same checks and prices.
+ */
+export const ENTITY_BILLING = {
+  Contribuyente: { field: 'ruc', weight: PLAN_COST['/ruc'], key: checkRuc },
+  LicenciaConducir: { field: 'numLicencia', weight: PLAN_COST['/licencia-conducir'], key: checkNumLicencia },
+} as const satisfies Record<string, EntityBilling>;
+
+/** The key a representation holds, checked: anything but a string fails the check. */
+function keyOf(representation: Record<string, unknown>, entity: { field: string; key: (value: string) => Checked<string> }): string {
+  const value = representation[entity.field];
+  return valid(entity.key(typeof value === 'string' ? value : ''));
+}
+
+// Async, so that a bad key rejects its own index of `_entities` instead of throwing for all of them.
+builder.asEntity(Contribuyente, {
+  key: builder.selection<{ ruc: string }>(ENTITY_BILLING.Contribuyente.field),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.ruc.load(keyOf(reference, ENTITY_BILLING.Contribuyente)),
+});
+builder.asEntity(LicenciaConducir, {
+  key: builder.selection<{ numLicencia: string }>(ENTITY_BILLING.LicenciaConducir.field),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.licencia.load(keyOf(reference, ENTITY_BILLING.LicenciaConducir)),
+});
+
+/**
+ * Federation's `_entities` field as the subgraph builder makes it, with what the cost limit
+ * reads (each representation priced by its type) and the same bound as `contribuyentes`: past
+ * it, refused whole before any call.
+ */
+export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): GraphQLFieldConfig<unknown, Context> {
+  const resolve = field.resolve!;
+  const billing: Billing = { weight: 0, argument: 'representations', list: true, max: MAX_RUCS, references: ENTITY_BILLING };
+  const prices = Object.entries(ENTITY_BILLING).map(([type, { field: key, weight }]) => `${weight} por ${type} (${key}) distinto`);
+  return {
+    ...field,
+    description: `Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave (REST: POST /ruc, POST /licencia-conducir; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
+    extensions: { ...field.extensions, billing },
+    resolve: (source, args: { representations?: unknown[] }, ctx, info) => {
+      if ((args.representations?.length ?? 0) > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_REFERENCES);
+      return resolve(source, args, ctx, info);
+    },
+  };
+}
