@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
+const SPANISH = z.locales.es();
+
 /** Receipts one batch field takes by default (MAX_RECEIPTS); the schema's descriptions name it. */
 export const DEFAULT_MAX_RECEIPTS = 1000;
 
@@ -226,10 +228,14 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Blank variables count as unset, as a shell's `FOO= npm start` means.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
-  const parsed = ConfigSchema.safeParse(present);
+  // zod's own messages in Spanish, as the schema's custom ones are.
+  const parsed = ConfigSchema.safeParse(present, { error: SPANISH.localeError });
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One message per variable, its most specific rule, the last (`count.min(1)` breaks `count`'s `min(0)` too).
+    const byVariable = new Map<string, string>();
+    for (const i of parsed.error.issues) byVariable.set(i.path.join('.') || '(env)', i.message);
+    const lines = [...byVariable].map(([name, message]) => `  ${name}: ${message}`);
+    throw new ConfigError(`Configuración inválida:\n${lines.join('\n')}`);
   }
   return deepFreeze(parsed.data);
 }

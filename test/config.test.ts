@@ -52,11 +52,39 @@ describe('loadConfig', () => {
     }
   });
 
+  it('says each bad variable once, in Spanish as its own messages are, with the bound it breaks', () => {
+    expect(() => loadConfig({ MAX_DEPTH: '-1' })).toThrow(ConfigError);
+    const message = (() => {
+      try {
+        return loadConfig({ MAX_DEPTH: '-1' }) && '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message.split('\n')).toEqual(['Configuración inválida:', expect.stringMatching(/^ {2}MAX_DEPTH: Demasiado pequeño: .*>=1$/)]);
+  });
+
   it('refuses production without UPSTREAM_URL and accepts it with one', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/NODE_ENV=production requires UPSTREAM_URL/);
     expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstream.baseUrl).toBe(
       'https://api.apiperu.dev',
     );
+  });
+});
+
+describe('npm start on a HOST that does not resolve', () => {
+  it('exits with one line that says so, and no stack trace', async () => {
+    const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env['PATH'], PORT: '0', HOST: 'no.such.host.invalid', WORKERS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (c) => (output += c));
+    child.stderr!.on('data', (c) => (output += c));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(68);
+    expect(output).toContain('Cannot listen on no.such.host.invalid:0: HOST no.such.host.invalid does not resolve (ENOTFOUND)');
+    expect(output).not.toMatch(/\n\s+at /);
   });
 });
 

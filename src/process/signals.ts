@@ -4,14 +4,20 @@ import type { Config } from '../config.js';
 export const LISTEN_ERRORS = [
   { code: 'EADDRINUSE', exitCode: 78 },
   { code: 'EACCES', exitCode: 77 },
+  { code: 'ENOTFOUND', exitCode: 68 },
 ] as const;
 
 /** The one line that says why the gateway cannot listen. */
 export function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number]['code']): string {
   const where = `${config.host}:${config.port}`;
-  return code === 'EACCES'
-    ? `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`
-    : `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
+  switch (code) {
+    case 'EACCES':
+      return `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`;
+    case 'ENOTFOUND':
+      return `Cannot listen on ${where}: HOST ${config.host} does not resolve (ENOTFOUND). Set HOST to an address of this machine, such as 0.0.0.0 or 127.0.0.1.`;
+    default:
+      return `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
+  }
 }
 
 /**
