@@ -7,7 +7,7 @@ import { builder } from './builder.js';
 import { Contribuyente } from './contribuyente.js';
 import { valid } from './input.js';
 import { LicenciaConducir } from './licencia.js';
-import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_MAX_REFERENCES, type Checked } from './validation.js';
+import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERENCES, type Checked } from './validation.js';
 
 /**
  * Federation entities: another subgraph of a supergraph holds a RUC or a licence number, and
@@ -51,8 +51,18 @@ export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): Gra
     description: `Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave (REST: POST /ruc, POST /licencia-conducir; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
     extensions: { ...field.extensions, billing },
     resolve: (source, args: { representations?: unknown[] }, ctx, info) => {
-      if ((args.representations?.length ?? 0) > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_REFERENCES);
+      const representations = args.representations ?? [];
+      if (representations.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_REFERENCES);
+      // Only what the cost limit priced runs: an object naming one of our entities by a string.
+      if (!representations.every(isOurs)) throw gatewayError('INVALID_INPUT', MSG_BAD_REFERENCE);
       return resolve(source, args, ctx, info);
     },
   };
+}
+
+/** A representation the cost limit priced: an object whose `__typename` is a string naming one of `ENTITY_BILLING`. */
+function isOurs(representation: unknown): boolean {
+  if (typeof representation !== 'object' || representation === null || Array.isArray(representation)) return false;
+  const typename = (representation as { __typename?: unknown }).__typename;
+  return typeof typename === 'string' && Object.hasOwn(ENTITY_BILLING, typename);
 }

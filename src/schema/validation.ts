@@ -12,6 +12,7 @@ export const MSG_RUC_INCORRECTO = 'El RUC es incorrecto';
 export const MSG_MAX_RUCS = `Enviar máximo ${MAX_RUCS} RUC por consulta.`;
 /** Federation's `_entities` takes as many references per operation as `contribuyentes` takes RUCs. */
 export const MSG_MAX_REFERENCES = `Enviar máximo ${MAX_RUCS} referencias por consulta.`;
+export const MSG_BAD_REFERENCE = 'Cada referencia debe ser un objeto con __typename Contribuyente o LicenciaConducir.';
 
 const RUC_PREFIXES = new Set(['10', '15', '16', '17', '20']);
 const RUC_WEIGHTS = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2] as const;

@@ -84,6 +84,22 @@ describe('_entities (the gateway as a federation subgraph)', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
+  it('refuses whole, before any call, what the cost limit cannot price: a __typename that is no string, not ours, or no object', async () => {
+    stack.sandbox.reset();
+    const good = TAXPAYERS[6]!.ruc;
+    for (const bad of [
+      [{ __typename: ['Contribuyente'], ruc: good }],
+      [ruc(good), 42],
+      [{ ruc: good }],
+      [{ __typename: 'Pedido', id: '1' }],
+    ]) {
+      const answer = await ask(bad);
+      expect(codes(answer), JSON.stringify(bad)).toEqual(['INVALID_INPUT']);
+      expect(answer.errors![0]!.message).toContain('__typename');
+    }
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
   it('without a token, every reference is UNAUTHENTICATED and nothing is asked', async () => {
     stack.sandbox.reset();
     const answer = await ask([ruc(TAXPAYERS[5]!.ruc)], null);
