@@ -44,8 +44,9 @@ export function answerWorkers(topic: string, answer: (payload: unknown) => unkno
     Promise.resolve()
       .then(() => answer(message.payload))
       .then(
-        (reply) => worker.send({ type: `${PREFIX}reply`, id: message.id, reply }),
-        (error: Error) => worker.send({ type: `${PREFIX}reply`, id: message.id, error: error.message }),
+        // With a callback, a worker gone meanwhile (one that said it is exiting) is not an uncaught error.
+        (reply) => worker.send({ type: `${PREFIX}reply`, id: message.id, reply }, () => {}),
+        (error: Error) => worker.send({ type: `${PREFIX}reply`, id: message.id, error: error.message }, () => {}),
       );
   });
 }
