@@ -72,18 +72,21 @@ describe('loadConfig', () => {
   });
 });
 
-describe('npm start on a HOST that does not resolve', () => {
-  it('exits with one line that says so, and no stack trace', async () => {
+describe('npm start on a HOST it cannot listen on', () => {
+  it.each([
+    ['does not resolve', 'no.such.host.invalid', 68, 'HOST no.such.host.invalid does not resolve (ENOTFOUND)'],
+    ['is not an address of this machine', '192.0.2.1', 69, 'HOST 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)'],
+  ])('that %s: exits with one line that says so, and no stack trace', async (_what, host, exitCode, said) => {
     const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { PATH: process.env['PATH'], PORT: '0', HOST: 'no.such.host.invalid', WORKERS: '1' },
+      env: { PATH: process.env['PATH'], PORT: '0', HOST: host, WORKERS: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout!.on('data', (c) => (output += c));
     child.stderr!.on('data', (c) => (output += c));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code).toBe(68);
-    expect(output).toContain('Cannot listen on no.such.host.invalid:0: HOST no.such.host.invalid does not resolve (ENOTFOUND)');
+    expect(code).toBe(exitCode);
+    expect(output).toContain(`Cannot listen on ${host}:0: ${said}`);
     expect(output).not.toMatch(/\n\s+at /);
   });
 });

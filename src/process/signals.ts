@@ -5,6 +5,7 @@ export const LISTEN_ERRORS = [
   { code: 'EADDRINUSE', exitCode: 78 },
   { code: 'EACCES', exitCode: 77 },
   { code: 'ENOTFOUND', exitCode: 68 },
+  { code: 'EADDRNOTAVAIL', exitCode: 69 },
 ] as const;
 
 /** The one line that says why the gateway cannot listen. */
@@ -15,6 +16,8 @@ export function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number
       return `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`;
     case 'ENOTFOUND':
       return `Cannot listen on ${where}: HOST ${config.host} does not resolve (ENOTFOUND). Set HOST to an address of this machine, such as 0.0.0.0 or 127.0.0.1.`;
+    case 'EADDRNOTAVAIL':
+      return `Cannot listen on ${where}: HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL). Set HOST to one, such as 0.0.0.0 or 127.0.0.1.`;
     default:
       return `Cannot listen on ${where}: port ${config.port} is already in use (EADDRINUSE). Stop the other process, or set PORT to a free port.`;
   }
