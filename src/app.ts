@@ -1,7 +1,7 @@
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { createContextFactory, type Context } from './context.js';
+import { createContextFactory, type Context } from './schema/context.js';
 import { maskError, rootCause, useErrorContract, useTypedRefusals } from './errors.js';
 import { EXAMPLE_OPERATION, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
 import { CSRF_HEADER, useCsrfPrevention, useOperationLimits } from './pipeline/limits.js';

@@ -16,7 +16,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { billingOf, type Billing, type RuntimeLimits } from './billed.js';
+import { billingOf, type Billing, type RuntimeLimits } from '../schema/billed.js';
 
 /** A field of the operation that reaches the upstream, as its schema declaration (`billed`) says. */
 interface Term {
@@ -47,7 +47,7 @@ const plans = new WeakMap<DocumentNode, Map<string, Plan>>();
 
 /**
  * The most plan queries an operation could spend, from its document and variables, before
- * anything runs: the sum, over the fields the schema declares with `@cost` (src/pipeline/billed.ts),
+ * anything runs: the sum, over the fields the schema declares with `@cost` (src/schema/billed.ts),
  * of the weight times the items each looks up or sends. Each argument is read as the resolver
  * will get it (graphql-js's own coercion: variables, their default values, inline literals,
  * lists mixing both), with the resolvers' rules: keys that fail their check cost nothing (they

@@ -7,10 +7,10 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, TokenKind, type DocumentNode, type Token, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
-import type { RuntimeLimits } from './billed.js';
+import type { RuntimeLimits } from '../schema/billed.js';
 import { estimateCost } from './cost.js';
 import { gatewayError, type ErrorCode } from '../errors.js';
-import { requestState, spent } from './request-state.js';
+import { requestState, spent } from '../schema/request-state.js';
 
 /**
  * Depth of an introspection query, as GraphQL Armor counts it (fragments flattened). The standard

@@ -1,7 +1,7 @@
 import { getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { finalAsyncIterator, isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { requestState, spent } from './request-state.js';
+import { requestState, spent } from '../schema/request-state.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { Tracing } from '../telemetry/tracing.js';
 

@@ -1,8 +1,8 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
-import type { Context } from '../context.js';
-import type { CostDirectives } from '../pipeline/billed.js';
+import type { Context } from './context.js';
+import type { CostDirectives } from './billed.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;

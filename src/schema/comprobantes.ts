@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { Context } from '../context.js';
+import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
 import { chunkError, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
@@ -7,7 +7,7 @@ import type { ValidacionRecord } from '../upstream/schemas.js';
 import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { DEFAULT_MAX_RECEIPTS } from '../config.js';
 import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
-import { billed } from '../pipeline/billed.js';
+import { billed } from './billed.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 

@@ -1,6 +1,6 @@
 import { gatewayError } from '../errors.js';
 import { PLAN_COST } from '../upstream/billing.js';
-import { billed } from '../pipeline/billed.js';
+import { billed } from './billed.js';
 import type { RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';

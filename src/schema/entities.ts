@@ -1,8 +1,8 @@
 import type { GraphQLFieldConfig } from 'graphql';
-import type { Context } from '../context.js';
+import type { Context } from './context.js';
 import { gatewayError } from '../errors.js';
 import { PLAN_COST } from '../upstream/billing.js';
-import type { Billing, EntityBilling } from '../pipeline/billed.js';
+import type { Billing, EntityBilling } from './billed.js';
 import { builder } from './builder.js';
 import { Contribuyente } from './contribuyente.js';
 import { valid } from './input.js';

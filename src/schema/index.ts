@@ -1,6 +1,6 @@
 import { GraphQLDeferDirective, GraphQLStreamDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import { specifiedDirectives } from 'graphql';
-import { costDirectives } from '../pipeline/billed.js';
+import { costDirectives } from './billed.js';
 import { builder } from './builder.js';
 import { billedEntities } from './entities.js';
 import { FEDERATION_URL, federationDirectives } from './federation.js';

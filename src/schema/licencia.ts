@@ -1,6 +1,6 @@
 import { PLAN_COST } from '../upstream/billing.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
-import { billed } from '../pipeline/billed.js';
+import { billed } from './billed.js';
 import { checkNumLicencia } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';

@@ -1,7 +1,7 @@
 import { getNamedType, isLeafType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
-import { billingOf } from '../../src/pipeline/billed.js';
+import { billingOf } from '../../src/schema/billed.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { PLAN_COST } from '../../src/upstream/billing.js';
 import { MAX_RUCS } from '../../src/schema/validation.js';

@@ -3,12 +3,12 @@ import type { ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { ClientGone } from './http/client-gone.js';
-import { createLoaders, type Loaders } from './data/loaders.js';
-import type { LookupContext, Lookups } from './data/lookups.js';
-import { requestState, type RequestState } from './pipeline/request-state.js';
-import { Tracing } from './telemetry/tracing.js';
-import type { UpstreamClient } from './upstream/client.js';
+import { ClientGone } from './client-gone.js';
+import { createLoaders, type Loaders } from '../data/loaders.js';
+import type { LookupContext, Lookups } from '../data/lookups.js';
+import { requestState, type RequestState } from './request-state.js';
+import { Tracing } from '../telemetry/tracing.js';
+import type { UpstreamClient } from '../upstream/client.js';
 
 export interface Context {
   /** The caller's bearer token, exactly as sent; undefined when the request has none. */
