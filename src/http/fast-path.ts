@@ -232,9 +232,5 @@ export function createFastPath(
 }
 
 function isAbortError(error: unknown): boolean {
-  return (
-    typeof error === 'object' &&
-    error?.constructor?.name === 'DOMException' &&
-    ((error as Error).name === 'AbortError' || (error as Error).name === 'TimeoutError')
-  );
+  return error instanceof DOMException && (error.name === 'AbortError' || error.name === 'TimeoutError');
 }

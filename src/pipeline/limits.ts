@@ -40,6 +40,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     propagateOnRejection: false,
     onReject: [
       (ctx: ValidationContext | null, error: { message: string }) => {
+        // Armor hands a rejection only its English message (its onAccept alone gets `{ n }`), so the count is read from it.
         const found = /found (\d+)/.exec(error.message)?.[1] ?? '?';
         const typed = gatewayError(code, message(found));
         // Validation rules report into the context; the token limit runs while parsing, with no context.

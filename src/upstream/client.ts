@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../config.js';
 import { PLAN_COST, queriesSpent } from './billing.js';
-import type { CircuitBreakerPolicy } from 'cockatiel';
+import { isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 import type { z } from 'zod';
 import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
@@ -274,7 +274,7 @@ export class UpstreamClient {
           return record;
         },
         (error: unknown) => {
-          if (error instanceof Error && 'isBrokenCircuitError' in error) {
+          if (isBrokenCircuitError(error)) {
             // Open (cooling down): refused without a call. A call made while the half-open probe is
             // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
             this.#share.leave(caller);
