@@ -53,3 +53,23 @@ describe('the layout of src/', () => {
     expect(doc).toContain(FLOORS.map((f) => `\`${f}\``).join(' → '));
   });
 });
+
+describe('the paths the docs name', () => {
+  const ROOT = new URL('../', import.meta.url).pathname;
+  const PATH = /\b(?:src|test|bench|scripts|deploy|docs)\/[\w./-]+\.(?:ts|md|yaml|sh|json|graphql)\b/g;
+  const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).map((n) => `docs/${n}`)];
+
+  it('exist, in README.md, docs/ and the comments of src/', () => {
+    const missing: string[] = [];
+    for (const file of [...DOCS.map((d) => join(ROOT, d)), ...files(SRC)]) {
+      for (const [path] of readFileSync(file, 'utf8').matchAll(PATH)) {
+        try {
+          statSync(join(ROOT, path));
+        } catch {
+          missing.push(`${relative(ROOT, file)} names ${path}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
