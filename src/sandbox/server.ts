@@ -1,9 +1,9 @@
-import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS, type TriggerName } from './data.js';
 import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
 import { Outbox } from './outbox.js';
+import { SPEC_MAX_RECEIPTS, SPEC_PRICE, SPEC_PRICE_PER_RECEIPT } from './prices.js';
 import type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -14,8 +14,6 @@ export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } 
  * of the calls it received for tests to assert on.
  */
 
-/** Plan cost of each lookup (spec 8); the batches cost PLAN_COST.receipt per receipt. */
-const COST: Record<string, number> = PLAN_COST;
 const LEGACY_PREFIX = '/api';
 const MAX_BODY = 1024 * 1024;
 
@@ -99,7 +97,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       return fail(400, 'invalid_input', 'El RUC es incorrecto');
     }
     const answer = (): Answer => {
-      const refused = charge(token, COST[op]!);
+      const refused = charge(token, SPEC_PRICE[op]!);
       if (refused) return refused;
       if (op === '/licencia-conducir') {
         const holder = licences.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? { ...LICENCES[0]!, num_licencia: key } : undefined);
@@ -110,18 +108,18 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
       return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
     };
     const trigger = TRIGGER_BY_KEY.get(key);
-    return trigger ? triggered(trigger, answer, token, COST[op]!) : answer();
+    return trigger ? triggered(trigger, answer, token, SPEC_PRICE[op]!) : answer();
   }
 
   function batch(op: string, token: string, body: Record<string, unknown>): Answer {
     const list = body['comprobantes'];
     if (!Array.isArray(list) || list.length === 0) return fail(400, 'invalid_input', 'El parámetro comprobantes es requerido');
-    if (list.length > RECEIPTS_PER_CALL) return fail(400, 'invalid_input', `Enviar máximo ${RECEIPTS_PER_CALL} comprobantes por consulta.`);
+    if (list.length > SPEC_MAX_RECEIPTS) return fail(400, 'invalid_input', `Enviar máximo ${SPEC_MAX_RECEIPTS} comprobantes por consulta.`);
     const receipts = list.map((item) => (op.endsWith('-v2') ? fromLine(item) : fromObject(item)));
     if (receipts.some((r) => r === undefined)) return fail(400, 'invalid_input', 'Comprobante con formato incorrecto');
     const issuerTrigger = receipts.map((r) => TRIGGER_BY_KEY.get(r!.ruc_emisor)).find((n) => n && n !== 'notFound');
     const answer = (): Answer => {
-      const refused = charge(token, PLAN_COST.receipt * receipts.length);
+      const refused = charge(token, SPEC_PRICE_PER_RECEIPT * receipts.length);
       if (refused) return refused;
       const comprobantes = receipts.map((r) => ({
         serie_documento: r!.serie_documento,
@@ -189,7 +187,7 @@ export function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
     const list = (body as { comprobantes?: unknown } | null)?.comprobantes;
     const injected = fault(
       auth[1]!,
-      op.startsWith('/validacion') ? PLAN_COST.receipt * (Array.isArray(list) ? list.length : 0) : COST[op]!,
+      op.startsWith('/validacion') ? SPEC_PRICE_PER_RECEIPT * (Array.isArray(list) ? list.length : 0) : SPEC_PRICE[op]!,
     );
     if (injected) return injected;
     if (typeof body !== 'object' || body === null || Array.isArray(body))

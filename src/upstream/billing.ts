@@ -2,8 +2,9 @@ import { UpstreamUnavailableError } from './errors.js';
 
 /**
  * What each REST call costs in plan queries (the spec's price list): the one statement of it.
- * The upstream client counts what it spent from it, the sandbox bills from it, and the schema
- * declares each field's `@cost` from it, which the cost limit reads.
+ * The upstream client counts what it spent from it, and the schema declares each field's `@cost`
+ * from it, which the cost limit reads. The sandbox keeps the spec's prices apart
+ * (src/sandbox/prices.ts), so that a test can catch this list being wrong.
  */
 export const PLAN_COST = {
   '/ruc': 1,

@@ -5,12 +5,13 @@ import { billingOf } from '../../src/schema/billed.js';
 import { printedSchema } from '../../src/schema/print.js';
 import { PLAN_COST } from '../../src/upstream/billing.js';
 import { MAX_RUCS } from '../../src/schema/validation.js';
-import { RECEIPT, startStack, type Stack } from '../helpers.js';
+import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
 
 /**
  * Every field that reaches the upstream declares its plan cost in the schema (`billed`, printed
  * as @cost and @listSize): each field of the schema is asked for through the gateway, alone
- * under its root field, and the sandbox's record says whether it made calls of its own.
+ * under its root field, and the sandbox's record says whether it made calls of its own; the
+ * queries the gateway reports must be those the sandbox charged, at the spec's prices.
  */
 
 /** A value for each argument, by `Type.field.argument`, else by argument name: a new required argument needs one here. */
@@ -58,9 +59,12 @@ async function probe(kind: 'query' | 'mutation', root: GraphQLField<unknown, unk
   }
   const document = `${kind} Probe${declared.length ? `(${declared.join(', ')})` : ''} { ${root.name}${passed.length ? `(${passed.join(', ')})` : ''}${selection} }`;
   const before = stack.sandbox.calls.length;
+  const quota = stack.sandbox.quotaOf(TOKEN)!;
   const { body } = await stack.gql(document, variables);
   expect(body.errors, document).toBeUndefined();
   const cost = body.extensions?.['cost'] as { queries: number; estimated: number };
+  // The sandbox prices from the spec on its own (src/sandbox/prices.ts): the client's count must agree.
+  expect(cost.queries, `${document}: queries reported against the sandbox's charge`).toBe(quota - stack.sandbox.quotaOf(TOKEN)!);
   return { calls: stack.sandbox.calls.length - before, queries: cost.queries, estimated: cost.estimated };
 }
 
