@@ -16,6 +16,26 @@ import { signalGroup, spawnTracked } from './processes.js';
 
 export const TOKEN = 'sandbox-pro';
 
+export interface PostOptions {
+  /** The bearer token: the sandbox's plan by default, `null` for none. */
+  token?: string | null;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * A JSON POST to a GraphQL endpoint: `body` an object sent as JSON, or a string sent as it is
+ * (a body that does not parse, say). Raw, for the tests that read status, headers or text.
+ */
+export function post(endpoint: string, body: unknown, { token = TOKEN, headers, signal }: PostOptions = {}): Promise<Response> {
+  return fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+}
+
 export interface GraphQLResponse<R> {
   status: number;
   headers: Headers;
@@ -80,17 +100,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     url,
     logs,
     async gql(document, variables, opts = {}) {
-      const token = opts.token === undefined ? TOKEN : opts.token;
-      const res = await fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json, application/json',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...opts.headers,
-        },
-        body: JSON.stringify({ query: typeof document === 'string' ? document : print(document), variables }),
-      });
+      const res = await post(
+        `${url}/graphql`,
+        { query: typeof document === 'string' ? document : print(document), variables },
+        { ...opts, headers: { accept: 'application/graphql-response+json, application/json', ...opts.headers } },
+      );
       return { status: res.status, headers: res.headers, body: (await res.json()) as GraphQLResponse<never>['body'] };
     },
     async close() {
@@ -316,9 +330,5 @@ export function workerPids(output: string, from = 0): Set<number> {
 
 /** A lookup of the sandbox's `slow` trigger: it stays in flight for the sandbox's `slowMs`. */
 export function slowLookup(url: string): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify({ query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` }),
-  });
+  return post(url, { query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` });
 }

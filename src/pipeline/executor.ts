@@ -105,7 +105,7 @@ function isIncremental(document: DocumentNode): boolean {
  * graphql-js 16 cannot run `@defer` or `@stream`: a document that uses them runs on Yoga's
  * default executor (@graphql-tools/executor), which delivers them incrementally.
  *
- * Not graphql-jit, though cheaper: its answers differ from graphql-js's (test/e2e/executors.test.ts
+ * Not graphql-jit, though cheaper: its answers differ from graphql-js's (test/e2e/repeated-answers.test.ts
  * holds the same answer every run), and it writes argument strings into the code it generates,
  * which a crafted string escapes: code run by an unauthenticated query (docs/performance.md).
  */

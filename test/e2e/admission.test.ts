@@ -1,18 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ContribuyentesDocument } from '../../operations/generated/graphql.js';
-import { startStack, TOKEN, type Stack } from '../helpers.js';
+import { ContribuyenteDocument } from '../../operations/generated/graphql.js';
+import { post, startStack, type Stack } from '../helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RUCS = ['20100123453', '20501234568', '20602345671', '20603456786', '20484567892', '20555678909', '20136789016', '20457890126'];
 
 /** A POST whose client leaves after `ms`. */
 function leaving(stack: Stack, query: string, ms: number, variables: Record<string, unknown> = {}) {
-  return fetch(`${stack.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-    signal: AbortSignal.timeout(ms),
-  }).catch(() => undefined);
+  return post(`${stack.url}/graphql`, { query, variables }, { signal: AbortSignal.timeout(ms) }).catch(() => undefined);
 }
 
 describe('MAX_CONCURRENT_REQUESTS: overload is shed at once, never queued', () => {

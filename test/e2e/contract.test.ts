@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { RECEIPT, startStack, type Stack } from '../helpers.js';
+import { post, RECEIPT, startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -54,20 +54,14 @@ describe('smaller contract gaps', () => {
       async () => (await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: null })).body,
       async () => (await fetch(`${stack.url}/graphql`, { method: 'PUT' })).json(),
       async () =>
-        (await fetch(`${stack.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })).json(),
+        (await post(`${stack.url}/graphql`, '{', { token: null })).json(),
       async () =>
-        (await fetch(`${stack.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' })).json(),
+        (await post(`${stack.url}/graphql`, '[]', { token: null })).json(),
       async () => (await fetch(`${stack.url}/graphql?query={__typename}`)).json(),
       async () => (await fetch(`${stack.url}/nowhere`)).json(),
       async () => (await stack.gql('subscription { x }')).body,
       async () =>
-        (
-          await fetch(`${stack.url}/graphql`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ query: 'query A { __typename }', operationName: 'B' }),
-          })
-        ).json(),
+        (await post(`${stack.url}/graphql`, { query: 'query A { __typename }', operationName: 'B' }, { token: null })).json(),
     ];
     for (const send of requests) {
       const body = await send();

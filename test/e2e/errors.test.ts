@@ -9,7 +9,7 @@ import {
   ValidarComprobantesTextoDocument,
 } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { codes, errorAt, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
+import { post, codes, errorAt, RECEIPT, startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -249,11 +249,7 @@ describe("GraphQL's own errors carry code and retryable", () => {
   });
 
   it('a body that is not JSON is BAD_REQUEST', async () => {
-    const res = await fetch(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: '{"query": ',
-    });
+    const res = await post(`${stack.url}/graphql`, '{"query": ');
     expect(res.status).toBe(400);
     const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
     expect(body.errors[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', retryable: false });

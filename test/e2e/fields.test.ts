@@ -8,7 +8,7 @@ import {
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
 } from '../../operations/generated/graphql.js';
-import { RECEIPT, startStack, type Stack } from '../helpers.js';
+import { post, RECEIPT, startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -179,11 +179,9 @@ describe('ValidacionComprobantes', () => {
 
 describe('response shape', () => {
   it('keeps response keys in selection order even when later fields resolve first', async () => {
-    const res = await fetch(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      // The first field waits on the upstream; the second fails locally at once.
-      body: JSON.stringify({ query: '{ primero: contribuyente(ruc: "20100123453") { ruc } segundo: contribuyente(ruc: "1") { ruc } }' }),
+    // The first field waits on the upstream; the second fails locally at once.
+    const res = await post(`${stack.url}/graphql`, {
+      query: '{ primero: contribuyente(ruc: "20100123453") { ruc } segundo: contribuyente(ruc: "1") { ruc } }',
     });
     const body = (await res.json()) as { data: Record<string, unknown> };
     expect(Object.keys(body.data)).toEqual(['primero', 'segundo']);

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, TOKEN, type Stack } from '../helpers.js';
+import { post as postTo, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -203,11 +203,7 @@ describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang
 
   it('a JSON body with no document, or a batch, is a typed 400 in Spanish that quotes nothing of the parser', async () => {
     for (const body of ['{}', '{"variables":{"ruc":"20100123453"}}', '[]', '[{"query":"{ __typename }"}]']) {
-      const res = await fetch(`${stack.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-        body,
-      });
+      const res = await postTo(`${stack.url}/graphql`, body);
       expect(res.status, body).toBe(400);
       const answer = (await res.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
       expect(answer.errors[0]?.extensions, body).toEqual({ code: 'BAD_REQUEST', retryable: false });

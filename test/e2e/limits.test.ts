@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INTROSPECTION_MAX_DEPTH, MAX_NESTING } from '../../src/pipeline/limits.js';
 import { ContribuyentesDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
-import { codes, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
+import { post, codes, RECEIPT, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -71,11 +71,7 @@ describe('limits checked before execution, each a typed error with no upstream c
   });
 
   it('operation batching is off: a JSON array body is a typed 4xx', async () => {
-    const res = await fetch(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify([{ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }, { query: '{ __typename }' }]),
-    });
+    const res = await post(`${stack.url}/graphql`, [{ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }, { query: '{ __typename }' }]);
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };

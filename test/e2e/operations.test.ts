@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../helpers.js';
+import { post, startStack, type Stack } from '../helpers.js';
 
 /** One document holding several operations, asked for each in turn, runs the one asked for, every time. */
 describe('a document with several operations', () => {
@@ -12,11 +12,7 @@ describe('a document with several operations', () => {
   const DOCUMENT = 'query A { a: __typename } query B { b: __typename } query C($ruc: String!) { contribuyente(ruc: $ruc) { ruc } }';
 
   async function run(operationName: string, variables?: Record<string, unknown>) {
-    const res = await fetch(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      body: JSON.stringify({ query: DOCUMENT, operationName, variables }),
-    });
+    const res = await post(`${stack.url}/graphql`, { query: DOCUMENT, operationName, variables });
     return (await res.json()) as { data?: unknown; errors?: unknown[] };
   }
 

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { memoryApqStore, redisApqStore } from '../../src/data/apq-store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
+import { post as postTo, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
 
 const QUERY = 'query Uno($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial } }';
 const HASH = createHash('sha256').update(QUERY).digest('hex');
@@ -18,11 +18,7 @@ const VARIABLES = { ruc: '20100123453' };
 const MANIFEST = 'operations/generated/persisted-documents.json';
 
 async function post(stack: Stack, body: unknown) {
-  const res = await fetch(`${stack.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify(body),
-  });
+  const res = await postTo(`${stack.url}/graphql`, body);
   return {
     status: res.status,
     body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions: Record<string, unknown> }[] },

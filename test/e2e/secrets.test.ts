@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { startStack, TOKEN, type Stack } from '../helpers.js';
+import { post, startStack, TOKEN, type Stack } from '../helpers.js';
 
 const LINE = '20100123453|01|F001|1532|2026-10-01|1180.00';
 const SOL_USER = 'USUARIOSECRETO';
@@ -81,15 +81,11 @@ describe('values of secret inputs never appear in a message or a log line', () =
     it('are never kept: sent with a persisted-query hash, the hash stays unknown', async () => {
       const query = written[0]![1];
       const sha256Hash = createHash('sha256').update(query).digest('hex');
-      const post = (body: unknown) =>
-        fetch(`${dev.url}/graphql`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-          body: JSON.stringify(body),
-        }).then((r) => r.json() as Promise<{ errors?: { extensions: Record<string, unknown> }[] }>);
-      const sent = await post({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      const send = (body: unknown) =>
+        post(`${dev.url}/graphql`, body).then((r) => r.json() as Promise<{ errors?: { extensions: Record<string, unknown> }[] }>);
+      const sent = await send({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } });
       expect(sent.errors?.[0]?.extensions['code']).toBe('SECRET_IN_DOCUMENT');
-      const alone = await post({ extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      const alone = await send({ extensions: { persistedQuery: { version: 1, sha256Hash } } });
       expect(alone.errors?.[0]?.extensions['code']).toBe('PERSISTED_QUERY_NOT_FOUND');
       expect(dev.sandbox.calls).toHaveLength(0);
     });
@@ -148,11 +144,7 @@ describe('values of secret inputs never appear in a message or a log line', () =
 
   it('answers a body that is not valid JSON without echoing any of it', async () => {
     for (const stack of [dev, prod]) {
-      const res = await fetch(`${stack.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: `{"query":"mutation { x }","variables":{"s":{"clave":"${SOL_KEY}"}`,
-      });
+      const res = await post(`${stack.url}/graphql`, `{"query":"mutation { x }","variables":{"s":{"clave":"${SOL_KEY}"}`);
       expect(res.status).toBe(400);
       const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };
       expect(body.errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });

@@ -1,7 +1,7 @@
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EjemploDocument } from '../../operations/generated/graphql.js';
-import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+import { post, spawnGateway, type SpawnedGateway } from '../helpers.js';
 
 /** `npm start` as a newcomer runs it: no configuration, so the built-in sandbox. */
 let gateway: SpawnedGateway;
@@ -33,11 +33,7 @@ describe('npm start without configuration', () => {
   });
 
   it('answers the example operation over the sandbox', async () => {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
-      body: JSON.stringify({ query: print(EjemploDocument), variables: { ruc: '20100123453', numLicencia: 'Q46779354' } }),
-    });
+    const res = await post(url, { query: print(EjemploDocument), variables: { ruc: '20100123453', numLicencia: 'Q46779354' } });
     const body = (await res.json()) as { data: { contribuyente: { nombreORazonSocial: string }; licencia: { nombres: string } } };
     expect(body.data.contribuyente.nombreORazonSocial).toBe('COMERCIAL ANDINA S.A.C.');
     expect(body.data.licencia.nombres).toBe('ROSA ELENA');

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { postOnce, spawnGateway, startRedis, unknownRucs, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import { post, postOnce, spawnGateway, startRedis, unknownRucs, type RedisServer, type SpawnedGateway } from '../helpers.js';
 
 /**
  * Persisted-query registrations, which anyone may send without a token, cannot crowd the
@@ -21,11 +21,7 @@ let inspect: Redis;
 async function register(i: number): Promise<number> {
   const query = `# ${String(i).padStart(6, '0')} ${'x'.repeat(250_000)}\n{ __typename }`;
   const sha256Hash = createHash('sha256').update(query).digest('hex');
-  const res = await fetch(gateway.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }),
-  });
+  const res = await post(gateway.url, { query, extensions: { persistedQuery: { version: 1, sha256Hash } } }, { token: null });
   await res.arrayBuffer();
   return res.status;
 }

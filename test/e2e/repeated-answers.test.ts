@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { TOKEN, startStack, type Stack } from '../helpers.js';
+import { post, startStack, type Stack } from '../helpers.js';
 
 /**
- * The same document gets the same answer every run. (graphql-jit, which compiled a document
- * on its third run, answered differently from then on: errors without `locations`, `data`
- * before `errors`, fragment fields after the others, variable errors in its own words; it
- * was removed.) Each request is sent five times and every body must be byte for byte the
- * first, which must read as graphql-js writes it.
+ * The same document gets the same answer every run: the first run parses, validates and plans
+ * its cost, later runs take all three from the document cache (src/pipeline/document-cache.ts),
+ * and the answer must not change with it. Each request is sent five times and every body must
+ * be byte for byte the first, which must read as graphql-js writes it. (It began as the guard
+ * against graphql-jit, whose answers changed once it compiled a document; that executor is gone.)
  */
 
 let sandbox: Sandbox;
@@ -24,11 +24,7 @@ afterAll(async () => {
 });
 
 async function body(stack: Stack, query: string, variables?: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${stack.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-  });
+  const res = await post(`${stack.url}/graphql`, { query, variables }, { headers: { accept: 'application/json' } });
   return `${res.status} ${await res.text()}`;
 }
 
