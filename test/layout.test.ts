@@ -73,3 +73,25 @@ describe('the paths the docs name', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('the tests', () => {
+  const TEST = new URL('./', import.meta.url).pathname;
+  /** Folders of tests that go through the whole gateway or its packaging, not one file of src/. */
+  const WHOLE = ['e2e', 'image', 'deploy', 'fixtures'];
+  /** Files at the top that test the whole of src/ rather than one of its files. */
+  const ABOUT_ALL = ['layout.test.ts', 'soak.test.ts'];
+
+  it('mirror src/: test/<room>/<file>.test.ts tests src/<room>/<file>.ts', () => {
+    const unmatched = files(TEST)
+      .map((path) => relative(TEST, path))
+      .filter((rel) => rel.endsWith('.test.ts') && !WHOLE.includes(rel.split('/')[0]!) && !ABOUT_ALL.includes(rel))
+      .filter((rel) => {
+        try {
+          return !statSync(join(SRC, rel.replace(/\.test\.ts$/, '.ts'))).isFile();
+        } catch {
+          return true;
+        }
+      });
+    expect(unmatched).toEqual([]);
+  });
+});

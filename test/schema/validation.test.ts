@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkComprobantes, checkCredencialesSol, checkLineas, checkNumLicencia, checkRuc, isValidRuc } from '../src/schema/validation.js';
-import { TAXPAYERS, TRIGGERS } from '../src/sandbox/data.js';
-import { RECEIPT, RECEIPT_BODY } from './helpers.js';
+import { checkComprobantes, checkCredencialesSol, checkLineas, checkNumLicencia, checkRuc, isValidRuc } from '../../src/schema/validation.js';
+import { TAXPAYERS, TRIGGERS } from '../../src/sandbox/data.js';
+import { RECEIPT, RECEIPT_BODY } from '../helpers.js';
 
 describe('RUC rule', () => {
   it('accepts published RUCs whose check digit is known to be right', () => {

@@ -1,7 +1,7 @@
 import { GraphQLError, buildSchema, parse, specifiedRules, validate, type ValidationRule } from 'graphql';
 import { envelop, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { useDocumentCache } from '../src/pipeline/document-cache.js';
+import { useDocumentCache } from '../../src/pipeline/document-cache.js';
 
 const schema = buildSchema('type Query { hello: String, secret: String }');
 

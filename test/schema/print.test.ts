@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { assertEnumType, buildSchema, isInputObjectType, isObjectType, type GraphQLNamedType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../src/errors.js';
-import { schema } from '../src/schema/index.js';
-import { printedSchema, printedSubgraph } from '../src/schema/print.js';
+import { ERROR_CODES } from '../../src/errors.js';
+import { schema } from '../../src/schema/index.js';
+import { printedSchema, printedSubgraph } from '../../src/schema/print.js';
 
-const contract = buildSchema(readFileSync(new URL('./contract.graphql', import.meta.url), 'utf8'));
+const contract = buildSchema(readFileSync(new URL('../contract.graphql', import.meta.url), 'utf8'));
 
 function fieldsOf(type: GraphQLNamedType | undefined | null) {
   if (!type || !(isObjectType(type) || isInputObjectType(type))) return undefined;
@@ -22,11 +22,11 @@ function fieldsOf(type: GraphQLNamedType | undefined | null) {
 
 describe('schema.graphql', () => {
   it('is the printed SDL of the code (run `npm run schema:print` when this fails)', () => {
-    expect(readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8')).toBe(printedSchema());
+    expect(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8')).toBe(printedSchema());
   });
 
   it('subgraph.graphql is the subgraph SDL of the code (run `npm run schema:print` when this fails)', () => {
-    expect(readFileSync(new URL('../subgraph.graphql', import.meta.url), 'utf8')).toBe(printedSubgraph());
+    expect(readFileSync(new URL('../../subgraph.graphql', import.meta.url), 'utf8')).toBe(printedSubgraph());
   });
 });
 

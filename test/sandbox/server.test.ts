@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LICENCES, TAXPAYERS } from '../src/sandbox/data.js';
-import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
-import { RECEIPT_BODY } from './helpers.js';
+import { LICENCES, TAXPAYERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { RECEIPT_BODY } from '../helpers.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
