@@ -1,4 +1,5 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { addTypenameToDocument } from '@apollo/client/utilities';
 
 /**
  * Typed documents (TypedDocumentNode) for the operations in operations/*.graphql, generated
@@ -15,6 +16,12 @@ const config: CodegenConfig = {
     'operations/generated/': {
       preset: 'client',
       presetConfig: { persistedDocuments: true, fragmentMasking: false },
+      // `__typename` in every selection below the root, as Apollo Client's and urql's caches add it to
+      // what they send (Apollo's own transform): a trusted document runs as the manifest has it, and a
+      // cache matches fragments by it (without it, Apollo reads a fragment's fields as `{}`).
+      documentTransforms: [
+        { transform: ({ documents }) => documents.map((file) => ({ ...file, document: file.document && addTypenameToDocument(file.document) })) },
+      ],
       config: {
         emitLegacyCommonJSImports: false,
         useTypeImports: true,

@@ -212,10 +212,10 @@ describe('a failed field leaves its siblings resolved', () => {
   it('in contribuyentes, a bad RUC is null at its own index with the error path ending there', async () => {
     const { body } = await stack.gql(ContribuyentesDocument, { rucs: ['20100123453', '999', TRIGGERS.notFound.ruc, '10467793549'] });
     expect(body.data?.contribuyentes).toEqual([
-      { ruc: '20100123453', nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.' },
+      { __typename: 'Contribuyente', ruc: '20100123453', nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.' },
       null,
       null,
-      { ruc: '10467793549', nombreORazonSocial: 'QUISPE MAMANI ROSA ELENA' },
+      { __typename: 'Contribuyente', ruc: '10467793549', nombreORazonSocial: 'QUISPE MAMANI ROSA ELENA' },
     ]);
     expect(errorAt(body, 'contribuyentes', 1).extensions).toMatchObject({ code: 'INVALID_INPUT' });
     expect(errorAt(body, 'contribuyentes', 2).extensions).toMatchObject({ code: 'DOCUMENT_NOT_FOUND' });

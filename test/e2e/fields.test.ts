@@ -23,6 +23,7 @@ describe('Contribuyente', () => {
     expect(body.errors).toBeUndefined();
     expect(body.data).toEqual({
       contribuyente: {
+        __typename: 'Contribuyente',
         ruc: '20100123453',
         nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.',
         estado: 'ACTIVO',
@@ -32,6 +33,7 @@ describe('Contribuyente', () => {
         esAgenteDeRetencion: true,
         esBuenContribuyente: false,
         detalle: {
+          __typename: 'ContribuyenteDetalle',
           ruc: '20100123453',
           nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.',
           estado: 'ACTIVO',
@@ -96,6 +98,7 @@ describe('LicenciaConducir', () => {
     const { body } = await stack.gql(LicenciaDocument, { numLicencia: ' Q001234567 ' });
     expect(body.data).toEqual({
       licencia: {
+        __typename: 'LicenciaConducir',
         numLicencia: 'Q001234567',
         tipoDocumento: 'CE',
         numeroDocumento: '001234567',
@@ -112,7 +115,7 @@ describe('the example operation', () => {
     const { body } = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
     expect(body.errors).toBeUndefined();
     expect(body.data?.contribuyente?.detalle?.tipoContribuyente).toBe('SOCIEDAD ANONIMA CERRADA');
-    expect(body.data?.licencia).toEqual({ nombres: 'ROSA ELENA', apellidoPaterno: 'QUISPE', apellidoMaterno: 'MAMANI' });
+    expect(body.data?.licencia).toEqual({ __typename: 'LicenciaConducir', nombres: 'ROSA ELENA', apellidoPaterno: 'QUISPE', apellidoMaterno: 'MAMANI' });
     expect(stack.sandbox.calls.map((c) => c.path).sort()).toEqual(['/licencia-conducir', '/ruc', '/ruc-sunat']);
   });
 });
@@ -130,17 +133,20 @@ describe('ValidacionComprobantes', () => {
     });
     expect(body.errors).toBeUndefined();
     expect(body.data?.validarComprobantes).toEqual({
+      __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 5,
       comprobantes: [
-        { serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
-        { serieDocumento: 'F001', numeroDocumento: '1530', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
+        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
+        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1530', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
         {
+          __typename: 'ComprobanteValidado',
           serieDocumento: 'F001',
           numeroDocumento: '1532',
           comprobanteEstadoDescripcion: 'NO EXISTE',
           observaciones: ['El emisor no figura en el padrón.'],
         },
         {
+          __typename: 'ComprobanteValidado',
           serieDocumento: 'FC01',
           numeroDocumento: '7',
           comprobanteEstadoDescripcion: 'ACEPTADO',
@@ -148,6 +154,7 @@ describe('ValidacionComprobantes', () => {
           observaciones: ['{"codigo":"4287","descripcion":"Nota vinculada a un comprobante de referencia"}'],
         },
         {
+          __typename: 'ComprobanteValidado',
           serieDocumento: 'F001',
           numeroDocumento: '99',
           comprobanteEstadoDescripcion: 'RECHAZADO',
@@ -162,10 +169,11 @@ describe('ValidacionComprobantes', () => {
       comprobantes: ['20100123453|01|F001|1532|2026-10-01|1180.00', '20100123453|03|B001|20|2026-10-02|59.90'],
     });
     expect(body.data?.validarComprobantesTexto).toEqual({
+      __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 2,
       comprobantes: [
-        { serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
-        { serieDocumento: 'B001', numeroDocumento: '20', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
+        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
+        { __typename: 'ComprobanteValidado', serieDocumento: 'B001', numeroDocumento: '20', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
       ],
     });
   });

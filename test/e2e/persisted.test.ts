@@ -2,12 +2,13 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { Client, fetchExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { EjemploDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { memoryApqStore, redisApqStore } from '../../src/data/apq-store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { post as postTo, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
@@ -16,6 +17,7 @@ const QUERY = 'query Uno($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreO
 const HASH = createHash('sha256').update(QUERY).digest('hex');
 const VARIABLES = { ruc: '20100123453' };
 const MANIFEST = 'operations/generated/persisted-documents.json';
+const RECEIPT_LINE = '20100123453|01|F001|1532|2024-01-15|118.00';
 
 async function post(stack: Stack, body: unknown) {
   const res = await postTo(`${stack.url}/graphql`, body);
@@ -236,6 +238,85 @@ describe('trusted documents (TRUSTED_DOCUMENTS)', () => {
       }
     }
     expect(stack.sandbox.calls).toHaveLength(calls);
+  });
+
+  describe('from the frontend clients, naming each generated document by the hash codegen wrote into it', () => {
+    /** The README's helper: the manifest's key of a generated document (its `__meta__.hash`). */
+    const manifestHash = (document: object) => (document as { __meta__?: { hash?: string } }).__meta__?.hash;
+    const variables = { ruc: '20100123453', numLicencia: 'Q46779354' };
+
+    /** What each request carried, to show that no document ever leaves the client. */
+    const recording = (sent: string[]) => (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      sent.push(`${init?.method ?? 'GET'} ${url.includes('query=') || String(init?.body ?? '').includes('"query"') ? 'with document' : 'hash only'}`);
+      return fetch(input, init);
+    };
+
+    const apollo = (stack: Stack, link: PersistedQueryLink, sent: string[]) =>
+      new ApolloClient({
+        link: link.concat(new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(sent) })),
+        cache: new InMemoryCache(),
+      });
+
+    it("Apollo Client's PersistedQueryLink with generateHash: the query and the mutation run, sent by hash alone", async () => {
+      const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+      const sent: string[] = [];
+      const client = apollo(stack, new PersistedQueryLink({ generateHash: (document) => manifestHash(document)! }), sent);
+      const query = await client.query({ query: EjemploDocument, variables, errorPolicy: 'all' });
+      expect(query.error).toBeUndefined();
+      expect(query.data).toMatchObject({ contribuyente: { ruc: '20100123453' }, licencia: { nombres: 'ROSA ELENA' } });
+      const mutation = await client.mutate({ mutation: ValidarComprobantesTextoDocument, variables: { comprobantes: [RECEIPT_LINE] } });
+      expect(mutation.data?.validarComprobantesTexto?.cantidadDeComprobantes).toBe(1);
+      expect(sent).toEqual(['POST hash only', 'POST hash only']);
+      expect(stack.sandbox.callsTo('/licencia-conducir')).toHaveLength(1);
+    });
+
+    it('Apollo Client hashing its own rewritten document (the automatic snippet) is refused, with no call', async () => {
+      const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+      const sent: string[] = [];
+      const client = apollo(stack, new PersistedQueryLink({ sha256: (q: string) => createHash('sha256').update(q).digest('hex') }), sent);
+      const query = await client.query({ query: EjemploDocument, variables, errorPolicy: 'all' });
+      expect(CombinedGraphQLErrors.is(query.error) && query.error.errors[0]?.extensions?.['code']).toBe('DOCUMENT_NOT_TRUSTED');
+      expect(stack.sandbox.calls).toHaveLength(0);
+    });
+
+    it("urql's persistedExchange with generateHash and enforcePersistedQueries: the query (GET) and the mutation run, by hash alone", async () => {
+      const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+      const sent: string[] = [];
+      const client = new Client({
+        url: `${stack.url}/graphql`,
+        exchanges: [
+          persistedExchange({
+            enforcePersistedQueries: true,
+            enableForMutation: true,
+            preferGetForPersistedQueries: true,
+            generateHash: async (_query, document) => manifestHash(document),
+          }),
+          fetchExchange,
+        ],
+        fetchOptions: { headers: { authorization: `Bearer ${TOKEN}` } },
+        fetch: recording(sent),
+      });
+      const query = await client.query(EjemploDocument, variables).toPromise();
+      expect(query.error).toBeUndefined();
+      expect(query.data).toMatchObject({ contribuyente: { ruc: '20100123453' }, licencia: { nombres: 'ROSA ELENA' } });
+      const mutation = await client.mutation(ValidarComprobantesTextoDocument, { comprobantes: [RECEIPT_LINE] }).toPromise();
+      expect(mutation.error).toBeUndefined();
+      expect(mutation.data?.validarComprobantesTexto?.cantidadDeComprobantes).toBe(1);
+      expect(sent).toEqual(['GET hash only', 'POST hash only']);
+    });
+
+    it("urql's persistedExchange as it comes (its own hash) is refused, with no call", async () => {
+      const stack = await open({ TRUSTED_DOCUMENTS: MANIFEST });
+      const client = new Client({
+        url: `${stack.url}/graphql`,
+        exchanges: [persistedExchange({ preferGetForPersistedQueries: true }), fetchExchange],
+        fetchOptions: { headers: { authorization: `Bearer ${TOKEN}` } },
+      });
+      const query = await client.query(EjemploDocument, variables).toPromise();
+      expect(query.error?.graphQLErrors[0]?.extensions['code']).toBe('DOCUMENT_NOT_TRUSTED');
+      expect(stack.sandbox.calls).toHaveLength(0);
+    });
   });
 
   it('serves the example client, which sends documentIds', async () => {
