@@ -147,7 +147,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
       code: 'custom',
       path: ['UPSTREAM_URL'],
       message:
-        'NODE_ENV=production requires UPSTREAM_URL (for example https://api.apiperu.dev); the built-in sandbox serves sample data only',
+        'NODE_ENV=production requiere UPSTREAM_URL (por ejemplo https://api.apiperu.dev); el sandbox integrado solo sirve datos de muestra',
     });
   }
 }).transform((e) => ({

@@ -65,7 +65,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses production without UPSTREAM_URL and accepts it with one', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/NODE_ENV=production requires UPSTREAM_URL/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/NODE_ENV=production requiere UPSTREAM_URL/);
     expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstream.baseUrl).toBe(
       'https://api.apiperu.dev',
     );
@@ -102,7 +102,7 @@ describe('npm start in production without UPSTREAM_URL', () => {
     child.stderr!.on('data', (c) => (output += c));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
-    expect(output).toContain('NODE_ENV=production requires UPSTREAM_URL');
+    expect(output).toContain('NODE_ENV=production requiere UPSTREAM_URL');
     expect(output).not.toContain('gateway ready');
     expect(output).not.toContain('SANDBOX');
   });
