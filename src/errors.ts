@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
-import { UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
+import { isSuccessStatus, UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -43,7 +43,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Codes whose cause may pass by itself; anything else is final for the same request. */
-const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE', 'OVERLOADED', 'REQUEST_TIMEOUT']);
+export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE', 'OVERLOADED', 'REQUEST_TIMEOUT']);
 
 export interface GatewayErrorOptions {
   retryable?: boolean;
@@ -67,6 +67,9 @@ export function errorBody(code: ErrorCode, message: string): string {
   return JSON.stringify({ errors: [{ message, extensions: { code, retryable: RETRYABLE_BY_DEFAULT.has(code) } }] });
 }
 
+/** What a caller is told when the upstream gave no usable answer and did not say why. */
+const UNAVAILABLE_MESSAGE = 'El servicio de consulta no está disponible; reintente en unos segundos.';
+
 interface Mapped {
   code: ErrorCode;
   message: string;
@@ -85,7 +88,7 @@ function mapUpstream(error: UpstreamError): Mapped {
           said ??
           ('reason' in error && error.reason === 'timeout'
             ? 'El servicio de consulta no respondió a tiempo; reintente en unos segundos.'
-            : 'El servicio de consulta no está disponible; reintente en unos segundos.'),
+            : UNAVAILABLE_MESSAGE),
       };
     case 'invalid_response':
       return { code: 'UPSTREAM_ERROR', message: INVALID_RESPONSE_MESSAGES[(error as UpstreamInvalidResponseError).reason] };
@@ -100,7 +103,7 @@ function mapHttp(status: number, upstreamCode: string | undefined, said: string 
   if (status === 403) return { code: 'FORBIDDEN', message: said ?? 'El plan del token no permite esta consulta.' };
   // A code counts with its own status; a 2xx with success=false has only its code to go by.
   const known = upstreamCode ? KNOWN_UPSTREAM_CODES[upstreamCode] : undefined;
-  if (known && (status === known.status || (status >= 200 && status < 300))) {
+  if (known && (status === known.status || isSuccessStatus(status))) {
     return { code: known.code, message: said ?? known.message };
   }
   return { code: 'UPSTREAM_ERROR', message: said ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).` };
@@ -124,7 +127,7 @@ const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; me
   upstream_unavailable: {
     status: 503,
     code: 'UPSTREAM_UNAVAILABLE',
-    message: 'El servicio de consulta no está disponible; reintente en unos segundos.',
+    message: UNAVAILABLE_MESSAGE,
   },
 };
 

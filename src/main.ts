@@ -5,11 +5,9 @@ import { askPrimary } from './process/ipc.js';
 import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
 import { sandboxBanner } from './sandbox/banner.js';
+import { SANDBOX_TOKEN } from './sandbox/data.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 import { createLogger, ignoreStandardStreamErrors, LogOutput } from './telemetry/logger.js';
-
-/** The token GraphiQL is opened with when the upstream is the built-in sandbox. */
-const SANDBOX_GRAPHIQL_TOKEN = 'sandbox-pro';
 
 /** The only place with side effects: configuration, the sandbox, processes, the socket, signals. */
 async function main() {
@@ -40,7 +38,7 @@ async function main() {
   // One sandbox for every worker, so that they share its quotas and its record.
   const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
-  const graphiqlToken = sandbox ? SANDBOX_GRAPHIQL_TOKEN : undefined;
+  const graphiqlToken = sandbox ? SANDBOX_TOKEN : undefined;
   config = withUpstream(config, upstreamUrl);
 
   if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });

@@ -8,13 +8,13 @@ import { createApp, type App, type AppOptions } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createHttpServer } from '../src/http/server.js';
 import { createLogger } from '../src/telemetry/logger.js';
-import { TRIGGERS } from '../src/sandbox/data.js';
+import { SANDBOX_TOKEN, TRIGGERS } from '../src/sandbox/data.js';
 import { rucCheckDigit } from '../src/schema/validation.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
 import { Metrics } from '../src/telemetry/metrics.js';
 import { signalGroup, spawnTracked } from './processes.js';
 
-export const TOKEN = 'sandbox-pro';
+export const TOKEN = SANDBOX_TOKEN;
 
 export interface PostOptions {
   /** The bearer token: the sandbox's plan by default, `null` for none. */

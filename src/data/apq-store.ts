@@ -30,9 +30,10 @@ export function memoryApqStore(bounds: ApqBounds = DEFAULT_BOUNDS): ApqStore {
 }
 
 /** Keys in one hash slot (a Redis Cluster needs that of the keys one script touches), apart from the lookups'. */
-const DOCS = 'gw2:{apq}:docs';
-const EXPIRY = 'gw2:{apq}:expiry';
-const BYTES = 'gw2:{apq}:bytes';
+const PREFIX = 'gw2:{apq}:';
+const DOCS = `${PREFIX}docs`;
+const EXPIRY = `${PREFIX}expiry`;
+const BYTES = `${PREFIX}bytes`;
 
 /**
  * Keeps a document within the bounds, in one step: drops the expired ones, then the oldest

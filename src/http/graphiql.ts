@@ -5,6 +5,7 @@ import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { EjemploDocument } from '../../operations/generated/graphql.js';
 import { errorBody } from '../errors.js';
+import { SANDBOX_TOKEN } from '../sandbox/data.js';
 
 /**
  * GraphiQL served from our own origin. Yoga's default page loads its bundle from a
@@ -27,7 +28,7 @@ const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
 # Token: pestaña "Headers" (abajo):
 #   { "Authorization": "Bearer <su token>" }
 # Con el sandbox (sin UPSTREAM_URL) ya está puesto el
-# token "sandbox-pro".
+# token "${SANDBOX_TOKEN}".
 #
 # Cada llamada al servicio consume consultas del plan;
 # lo repetido en una operación se consulta una sola vez.

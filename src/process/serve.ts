@@ -6,7 +6,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { createApp } from '../app.js';
 import type { Config } from '../config.js';
 import { createStore } from '../data/stores.js';
-import { createHttpServer } from '../http/server.js';
+import { createHttpServer, GRAPHQL_PATH } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { clusterApqStore } from './apq.js';
@@ -66,7 +66,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
     const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}/graphql`);
+    logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}${GRAPHQL_PATH}`);
   });
 
   let stopping = false;

@@ -107,8 +107,11 @@ export interface SandboxTokenPlan {
 }
 
 /** Tokens the sandbox accepts unless told otherwise. */
+/** The sandbox's token with a large plan: GraphiQL opens with it, and the tests and examples use it. */
+export const SANDBOX_TOKEN = 'sandbox-pro';
+
 export const DEFAULT_TOKENS: readonly SandboxTokenPlan[] = [
-  { token: 'sandbox-pro', plan: 'pro', quota: 1_000_000 },
+  { token: SANDBOX_TOKEN, plan: 'pro', quota: 1_000_000 },
   { token: 'sandbox-free', plan: 'free', quota: 100 },
   { token: 'sandbox-low', plan: 'pro', quota: 3 },
 ];

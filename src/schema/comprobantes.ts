@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GRAPHQL_MAX_INT, GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
 import { chunkError, upstreamCodeOf } from '../errors.js';
@@ -65,7 +65,6 @@ async function validate<T>(
 }
 
 /** The largest value of GraphQL's Int (32-bit signed). */
-const MAX_INT = 2 ** 31 - 1;
 
 const ComprobanteInput = builder.inputType('ComprobanteInput', {
   description: 'Un comprobante a validar (los campos de la operación /cpe del servicio).',
@@ -116,7 +115,7 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
       description: 'Cantidad de comprobantes validados, según el servicio (los de las llamadas que respondieron).',
       // A count GraphQL's Int cannot hold is the upstream's error on this field, not a fault of ours.
       resolve: (r) => {
-        if (r.cantidad <= MAX_INT) return r.cantidad;
+        if (r.cantidad <= GRAPHQL_MAX_INT) return r.cantidad;
         throw new UpstreamInvalidResponseError({
           path: '/validacion-multiple-cpe',
           status: 200,

@@ -1,4 +1,4 @@
-import { UpstreamUnavailableError } from './errors.js';
+import { isSuccessStatus, UpstreamUnavailableError } from './errors.js';
 
 /**
  * What each REST call costs in plan queries (the spec's price list): the one statement of it.
@@ -25,6 +25,6 @@ export const RECEIPTS_PER_CALL = 100;
  * calls never sent cost nothing.
  */
 export function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
-  if (status !== undefined && ((status >= 200 && status < 300) || status === 404)) return cost;
+  if (isSuccessStatus(status) || status === 404) return cost;
   return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
 }

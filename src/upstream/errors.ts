@@ -145,6 +145,11 @@ export class UpstreamInvalidResponseError extends UpstreamError {
   }
 }
 
+/** A 2xx: the upstream answered the call, and billed it whatever the body. */
+export function isSuccessStatus(status: number | undefined): status is number {
+  return status !== undefined && status >= 200 && status < 300;
+}
+
 export function isUpstreamError(error: unknown): error is UpstreamError {
   return error instanceof UpstreamError;
 }

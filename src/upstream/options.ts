@@ -1,6 +1,9 @@
 import type { BreakerOptions, BreakerState } from './breaker.js';
 import type { UpstreamCallInfo } from './origin.js';
 
+/** Largest answer body an upstream call reads: a record is a few KB, so 1 MiB only stops a runaway answer. */
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+
 export interface UpstreamClientOptions {
   /** Base URL; may carry a path prefix, as the legacy `https://apiperu.dev/api` does. */
   baseUrl: string;
@@ -18,7 +21,7 @@ export interface UpstreamClientOptions {
   breaker?: BreakerOptions;
   /** Keep-alive connections per origin, opened as demand needs them. @default the configuration's default (src/config.ts) */
   connections?: number;
-  /** Largest answer body read. @default 1048576 */
+  /** Largest answer body read. @default MAX_RESPONSE_BYTES */
   maxResponseBytes?: number;
   /** Every call that reached the network, for logs and metrics. */
   onCall?: (call: UpstreamCallInfo) => void;

@@ -1,8 +1,9 @@
 import { DEFAULTS } from '../config.js';
-import { Pool } from 'undici';
+import { errors, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { isSuccessStatus, UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { MAX_RESPONSE_BYTES } from './options.js';
 import { EnvelopeSchema } from './schemas.js';
 
 export interface OriginOptions {
@@ -40,7 +41,6 @@ export interface PostOptions {
 export class Origin {
   readonly url: string;
   readonly #prefix: string;
-  readonly #maxResponseBytes: number;
   readonly #pool: Pool;
   readonly #origin: string;
 
@@ -60,7 +60,7 @@ export class Origin {
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.url = url.origin + this.#prefix;
     this.#origin = url.origin;
-    this.#maxResponseBytes = positive(options.maxResponseBytes ?? 1024 * 1024, 'maxResponseBytes');
+    const maxResponseBytes = positive(options.maxResponseBytes ?? MAX_RESPONSE_BYTES, 'maxResponseBytes');
     this.#pool = new Pool(url.origin, {
       connections: positive(options.connections ?? DEFAULTS.upstream.connections, 'connections'),
       // One request per connection: the upstream is a plain HTTP/1.1 API and pipelining
@@ -72,6 +72,8 @@ export class Origin {
       // second after the call, long enough to be promoted to the old generation.
       headersTimeout: 0,
       bodyTimeout: 0,
+      // A larger body ends the call as ResponseExceededMaxSizeError (Call.onResponseError).
+      maxResponseSize: maxResponseBytes,
     });
   }
 
@@ -88,7 +90,7 @@ export class Origin {
    */
   post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
     return new Promise<z.output<S>>((resolve, reject) => {
-      const call = new Call(path, schema, this.#maxResponseBytes, resolve, reject, options.timeoutMs, token);
+      const call = new Call(path, schema, resolve, reject, options.timeoutMs, token);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -108,8 +110,8 @@ export class Origin {
 }
 
 /**
- * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered under
- * the size limit, the time-out, and the settling of the call's promise. A class with its state
+ * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered (undici
+ * holds them to the size limit), the time-out, and the settling of the call's promise. A class with its state
  * in fields rather than a handler of closures: an operation makes many calls, and each closure
  * would be an allocation per call.
  */
@@ -126,7 +128,6 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   constructor(
     readonly path: string,
     readonly schema: S,
-    readonly limit: number,
     readonly resolve: (record: z.output<S>) => void,
     readonly reject: (error: Error) => void,
     timeoutMs: number,
@@ -149,7 +150,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
    */
   #interrupted(reason: 'timeout' | 'network', cause?: unknown): UpstreamError {
     const status = this.#status;
-    if (status !== undefined && status >= 200 && status < 300) {
+    if (isSuccessStatus(status)) {
       return new UpstreamInvalidResponseError({ path: this.path, status, reason: 'cut_short', cause });
     }
     return new UpstreamUnavailableError({ path: this.path, reason, status, cause, sent: this.#sent });
@@ -174,19 +175,9 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     if (statusCode >= 200) this.#status = statusCode;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#settled) return;
     this.#size += chunk.length;
-    if (this.#size > this.limit) {
-      const status = this.#status ?? 0;
-      const error =
-        status >= 200 && status < 300
-          ? new UpstreamInvalidResponseError({ path: this.path, status, reason: 'too_large' })
-          : new UpstreamUnavailableError({ path: this.path, reason: 'too_large', status: this.#status });
-      this.#fail(error);
-      controller.abort(error);
-      return;
-    }
     this.#chunks.push(chunk);
   }
 
@@ -206,7 +197,16 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (error instanceof errors.ResponseExceededMaxSizeError) return this.#fail(this.#tooLarge());
     this.#fail(error instanceof UpstreamError ? error : this.#interrupted('network', error));
+  }
+
+  /** A body over the limit: a 2xx was billed and is unusable; anything else is no answer. */
+  #tooLarge(): UpstreamError {
+    const status = this.#status;
+    return isSuccessStatus(status)
+      ? new UpstreamInvalidResponseError({ path: this.path, status, reason: 'too_large' })
+      : new UpstreamUnavailableError({ path: this.path, reason: 'too_large', status });
   }
 }
 
@@ -230,7 +230,7 @@ function interpret<S extends z.ZodType>(path: string, status: number, text: stri
     throw new UpstreamInvalidResponseError({ path, status, reason: 'not_json' });
   }
   const envelope = EnvelopeSchema.safeParse(json);
-  const ok = status >= 200 && status < 300;
+  const ok = isSuccessStatus(status);
   if (!envelope.success) {
     if (ok) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(envelope.error) });
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
