@@ -240,6 +240,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return deepFreeze(parsed.data);
 }
 
+/** The one GraphQL endpoint: fixed, not a setting, so that clients, docs and messages all name the same path. */
+export const GRAPHQL_PATH = '/graphql';
+
 /**
  * The configuration of an empty environment: the defaults, for a part built without options
  * (a test's client or store). Every default is stated once, in EnvSchema.

@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
-import { isAsyncIterable, mapAsyncIterator, maskError as yogaMaskError, type Plugin } from 'graphql-yoga';
+import { maskError as yogaMaskError } from 'graphql-yoga';
+import { GRAPHQL_PATH } from './config.js';
 import { isSuccessStatus, UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
 
 /**
@@ -27,7 +28,7 @@ export const ERROR_CODES = {
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
   OVERLOADED:
     'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable.',
-  NOT_FOUND: 'La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404).',
+  NOT_FOUND: `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404).`,
   OPERATION_NOT_SUPPORTED: 'El gateway atiende query y mutation; las suscripciones no están disponibles.',
   PERSISTED_QUERY_NOT_FOUND: 'El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash.',
   PERSISTED_QUERY_MISMATCH: 'El hash de la consulta persistida (APQ) no corresponde al documento enviado.',
@@ -60,11 +61,17 @@ export function gatewayError(code: ErrorCode, message: string, options: GatewayE
 /** What the caller is told of a fault of the gateway itself: nothing more. */
 export const INTERNAL_MESSAGE = 'Error interno del gateway.';
 /** What a request off the GraphQL path is told. */
-export const NOT_FOUND_MESSAGE = 'La ruta no existe; el endpoint GraphQL es /graphql.';
+export const NOT_FOUND_MESSAGE = `La ruta no existe; el endpoint GraphQL es ${GRAPHQL_PATH}.`;
 
-/** The JSON body of a request refused before any GraphQL work (413, 408, 503, ...). */
+/** The JSON body of a request refused before any GraphQL work (413, 408, 503, ...): the one writer of such bodies. */
 export function errorBody(code: ErrorCode, message: string): string {
   return JSON.stringify({ errors: [{ message, extensions: { code, retryable: RETRYABLE_BY_DEFAULT.has(code) } }] });
+}
+
+/** The headers and body of such a refusal, for node's `writeHead` or a Fetch `Response`. */
+export function errorAnswer(code: ErrorCode, message: string, headers: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
+  const body = errorBody(code, message);
+  return { headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers }, body };
 }
 
 /** What a caller is told when the upstream gave no usable answer and did not say why. */
@@ -226,51 +233,4 @@ export function resultWithContract<R>(result: R): R {
   if (typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result))
     return fix(result as { errors?: readonly unknown[] }) as R;
   return result;
-}
-
-/**
- * One part of an incremental answer, its errors and those of each `incremental` entry masked
- * as Yoga masks a single result's (Yoga does not reach into the parts), then typed.
- */
-function partWithContract<P>(part: P): P {
-  const mask = <E extends { errors?: readonly unknown[] }>(entry: E): E =>
-    entry.errors?.length
-      ? { ...entry, errors: entry.errors.map((e) => (e instanceof GraphQLError ? maskError(e, 'Unexpected error.') : e)) }
-      : entry;
-  const fixed = resultWithContract(mask(part as P & { errors?: readonly unknown[] })) as P & {
-    incremental?: readonly { errors?: readonly unknown[] }[];
-  };
-  return fixed.incremental ? { ...fixed, incremental: fixed.incremental.map((entry) => resultWithContract(mask(entry))) } : fixed;
-}
-
-/** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`; each part of a stream too. */
-export function useErrorContract(): Plugin {
-  return {
-    onResultProcess({ result, setResult }) {
-      setResult(isAsyncIterable(result) ? mapAsyncIterator(result, partWithContract) : resultWithContract(result));
-    },
-  };
-}
-
-/** What Yoga answers with an empty body (415 for a content type it cannot read, 404 off /graphql), typed. */
-const EMPTY_REFUSALS: Record<number, { code: ErrorCode; message: string }> = {
-  404: { code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE },
-  415: {
-    code: 'BAD_REQUEST',
-    message: 'Tipo de contenido no admitido: envíe Content-Type: application/json (o una consulta GET con ?query=).',
-  },
-};
-
-/** Yoga plugin: a refusal Yoga sends with no body gets the typed body every other error has. */
-export function useTypedRefusals(): Plugin {
-  return {
-    onResponse({ response, setResponse, fetchAPI }) {
-      const refusal = EMPTY_REFUSALS[response.status];
-      if (!refusal || response.headers.has('content-type')) return;
-      const headers = new fetchAPI.Headers(response.headers);
-      headers.set('content-type', 'application/json; charset=utf-8');
-      headers.delete('content-length');
-      setResponse(new fetchAPI.Response(errorBody(refusal.code, refusal.message), { status: response.status, headers }));
-    },
-  };
 }

@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path';
 import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { EjemploDocument } from '../../operations/generated/graphql.js';
-import { errorBody } from '../errors.js';
+import { GRAPHQL_PATH } from '../config.js';
+import { errorAnswer } from '../errors.js';
+import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
 import { SANDBOX_TOKEN } from '../sandbox/data.js';
 
 /**
@@ -51,8 +53,10 @@ export const EXAMPLE_OPERATION =
     visit(EjemploDocument, {
       OperationDefinition: (node) => ({ ...node, variableDefinitions: [] }),
       Variable: (node) => ({ kind: Kind.STRING, value: EXAMPLE_VARIABLES[node.name.value] ?? '' }),
-      // On leave: a node put in place is not visited again.
       Field: {
+        // The generated document asks for `__typename` everywhere, for the clients' caches; a person reading it needs none.
+        enter: (node) => (node.name.value === '__typename' ? null : undefined),
+        // On leave: a node put in place is not visited again.
         leave: (node) =>
           node.name.value === 'detalle'
             ? {
@@ -64,6 +68,15 @@ export const EXAMPLE_OPERATION =
       },
     }),
   );
+
+/** GraphiQL's settings: its title, the example, and the sandbox's token in its headers pane (never a real one). */
+export function graphiqlOptions(sandboxToken: string | undefined): GraphiQLOptions {
+  return {
+    title: 'Consultas RUC, comprobantes y licencias: GraphQL',
+    defaultQuery: EXAMPLE_OPERATION,
+    headers: JSON.stringify(sandboxToken ? { Authorization: `Bearer ${sandboxToken}` } : {}),
+  };
+}
 
 function escapeJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
@@ -107,14 +120,14 @@ self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => worke
 /** Serves the GraphiQL bundle files, read once and kept in memory (only once asked for). */
 export function useGraphiQLAssets(): Plugin {
   const cache = new Map<string, Promise<Buffer>>();
-  return {
+  const plugin: Plugin = {
     async onRequest({ url, request, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(ASSETS_PATH)) return;
       const name = url.pathname.slice(ASSETS_PATH.length);
       const type = FILES[name];
       if (!type || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        const body = errorBody('NOT_FOUND', 'Ese archivo de GraphiQL no existe; el endpoint GraphQL es /graphql.');
-        endResponse(new fetchAPI.Response(body, { status: 404, headers: { 'content-type': 'application/json; charset=utf-8' } }));
+        const refusal = errorAnswer('NOT_FOUND', `Ese archivo de GraphiQL no existe; el endpoint GraphQL es ${GRAPHQL_PATH}.`);
+        endResponse(new fetchAPI.Response(refusal.body, { status: 404, headers: refusal.headers }));
         return;
       }
       let file = cache.get(name);
@@ -131,4 +144,5 @@ export function useGraphiQLAssets(): Plugin {
       );
     },
   };
+  return treatedByFastPath(plugin, { doesItself: ['onRequest'], because: 'it answers GETs of its files only, never a JSON POST to the GraphQL path' });
 }

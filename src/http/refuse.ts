@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorBody, type ErrorCode } from '../errors.js';
+import { errorAnswer, type ErrorCode } from '../errors.js';
 
 /** Bytes and time a refused upload is still read for, so that its client sees the answer instead of a reset. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 5000;
 /** A request refused before any GraphQL work, with the typed body every refusal has (errors.ts writes it). */
 export function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-  const body = errorBody(code, message);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
+  const answer = errorAnswer(code, message, headers);
+  res.writeHead(status, answer.headers);
+  res.end(answer.body);
 }
 
 /**
@@ -18,13 +18,9 @@ export function refuse(res: ServerResponse, status: number, code: ErrorCode, mes
  */
 export function refuseUpload(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string) {
   if (res.headersSent) return;
-  const body = errorBody(code, message);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    connection: 'close',
-  });
-  res.write(body);
+  const answer = errorAnswer(code, message, { connection: 'close' });
+  res.writeHead(status, answer.headers);
+  res.write(answer.body);
   let drained = 0;
   const finish = () => {
     clearTimeout(timer);

@@ -2,16 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 
-import type { Config } from '../config.js';
+import { GRAPHQL_PATH, type Config } from '../config.js';
 import { NOT_FOUND_MESSAGE, type ErrorCode } from '../errors.js';
 import { badJsonParam, documentOf, isForm, readBody } from './body.js';
 import { refuse, refuseUpload } from './refuse.js';
 import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
-import { answerMediaType } from '../pipeline/media-types.js';
+import { answerMediaType } from '../pipeline/yoga-mirror.js';
 
-/** The one GraphQL endpoint. */
-export const GRAPHQL_PATH = '/graphql';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {

@@ -12,7 +12,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { gatewayError } from '../errors.js';
-import { answerMediaType } from './media-types.js';
+import { answerMediaType } from './yoga-mirror.js';
 
 /**
  * Set on the server context by a transport that answers with one JSON result and nothing else

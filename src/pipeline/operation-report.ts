@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { requestState, spent } from '../schema/request-state.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { Tracing } from '../telemetry/tracing.js';
+import { treatedByFastPath } from './yoga-mirror.js';
 
 export interface OperationReportOptions {
   logger: Logger;
@@ -151,16 +152,19 @@ export function useOperationReport(report: OperationReport, graphqlPath: string)
     request.method !== 'OPTIONS' &&
     !(request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html'));
 
-  return {
-    // Decided once, from the URL Yoga has already parsed.
-    onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
-    onExecute: ({ args }) => report.executing(args),
-    onResultProcess: ({ request, result, setResult }) => {
-      if (isAsyncIterable(result)) setResult(report.stream(request, result));
-      else report.result(request, result);
+  return treatedByFastPath(
+    {
+      // Decided once, from the URL Yoga has already parsed.
+      onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
+      onExecute: ({ args }) => report.executing(args),
+      onResultProcess: ({ request, result, setResult }) => {
+        if (isAsyncIterable(result)) setResult(report.stream(request, result));
+        else report.result(request, result);
+      },
+      onResponse({ request, response }) {
+        response.headers.set('x-request-id', report.end(request, response.status));
+      },
     },
-    onResponse({ request, response }) {
-      response.headers.set('x-request-id', report.end(request, response.status));
-    },
-  };
+    { doesItself: ['onRequest', 'onResultProcess', 'onResponse'], because: "the fast path calls the same report's begin, result and end" },
+  );
 }

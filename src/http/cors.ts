@@ -1,0 +1,34 @@
+import type { CORSOptions } from '@whatwg-node/server';
+import type { Plugin } from 'graphql-yoga';
+import type { Config } from '../config.js';
+import { CSRF_HEADER } from '../pipeline/limits.js';
+import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
+
+/** Who may call from a browser, and with what: CORS_ORIGINS, our headers, nothing in cookies. */
+export function corsOptions(config: Pick<Config, 'corsOrigins'>): CORSOptions {
+  return {
+    origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
+    exposedHeaders: ['x-request-id'],
+    // The token travels in a header, never a cookie, so no credentials mode is needed.
+    credentials: false,
+    maxAge: 600,
+  };
+}
+
+/**
+ * Yoga answers a preflight from an origin not in CORS_ORIGINS with
+ * `Access-Control-Allow-Origin: null`, which sandboxed iframes and file:// pages
+ * (whose origin is "null") would match. No header at all is the refusal.
+ */
+export function useNoNullOrigin(): Plugin {
+  return treatedByFastPath(
+    {
+      onResponse({ response }) {
+        if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
+      },
+    },
+    { doesItself: ['onResponse'], because: 'the fast path leaves the same header out' },
+  );
+}
