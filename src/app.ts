@@ -142,7 +142,16 @@ export function createApp(config: Config, options: AppOptions): App {
     logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
   }
   const fastPath = config.httpFastPath
-    ? createFastPath(yoga, { graphqlPath: GRAPHQL_PATH, plugins: pluginList.between(), report, cors, maskError, isDev, logError: logging.error, onTaken: () => metrics.fastPath() })
+    ? createFastPath(yoga, {
+        graphqlPath: GRAPHQL_PATH,
+        plugins: pluginList.between(),
+        report,
+        cors,
+        maskError,
+        isDev,
+        logError: logging.error,
+        onTaken: () => metrics.fastPath(),
+      })
     : undefined;
   let stopping = false;
   const readiness = coalesced(readinessOf(upstream, store));

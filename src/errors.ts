@@ -69,9 +69,16 @@ export function errorBody(code: ErrorCode, message: string): string {
 }
 
 /** The headers and body of such a refusal, for node's `writeHead` or a Fetch `Response`. */
-export function errorAnswer(code: ErrorCode, message: string, headers: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
+export function errorAnswer(
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): { headers: Record<string, string>; body: string } {
   const body = errorBody(code, message);
-  return { headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers }, body };
+  return {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers },
+    body,
+  };
 }
 
 /** What a caller is told when the upstream gave no usable answer and did not say why. */

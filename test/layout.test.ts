@@ -57,7 +57,12 @@ describe('the layout of src/', () => {
 describe('the paths the docs name', () => {
   const ROOT = new URL('../', import.meta.url).pathname;
   const PATH = /\b(?:src|test|bench|scripts|deploy|docs)\/[\w./-]+\.(?:ts|md|yaml|sh|json|graphql)\b/g;
-  const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).map((n) => `docs/${n}`)];
+  const DOCS = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((n) => n.endsWith('.md'))
+      .map((n) => `docs/${n}`),
+  ];
 
   it('exist, in README.md, docs/ and the comments of src/', () => {
     const missing: string[] = [];

@@ -144,5 +144,8 @@ export function useGraphiQLAssets(): Plugin {
       );
     },
   };
-  return treatedByFastPath(plugin, { doesItself: ['onRequest'], because: 'it answers GETs of its files only, never a JSON POST to the GraphQL path' });
+  return treatedByFastPath(plugin, {
+    doesItself: ['onRequest'],
+    because: 'it answers GETs of its files only, never a JSON POST to the GraphQL path',
+  });
 }

@@ -10,7 +10,6 @@ import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
 
-
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {
   readonly yoga: (req: IncomingMessage, res: ServerResponse) => unknown;

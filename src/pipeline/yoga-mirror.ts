@@ -40,8 +40,11 @@ export function treatedByFastPath<P extends Plugin>(plugin: P, treatment: FastPa
 /** The Yoga hooks (and instrumentation steps) of a plugin that the fast path would not run. */
 export function hooksTheFastPathSkips(plugin: DeclaredPlugin): string[] {
   const doesItself: readonly string[] = plugin[FAST_PATH]?.doesItself ?? [];
-  const skipped: string[] = YOGA_HOOKS.filter((hook) => plugin[hook] !== undefined && !HOOKS_RUN_AS_YOGA_DOES.has(hook) && !doesItself.includes(hook));
-  for (const step of Object.keys(plugin.instrumentation ?? {})) if (!ENVELOP_INSTRUMENTATION.has(step)) skipped.push(`instrumentation.${step}`);
+  const skipped: string[] = YOGA_HOOKS.filter(
+    (hook) => plugin[hook] !== undefined && !HOOKS_RUN_AS_YOGA_DOES.has(hook) && !doesItself.includes(hook),
+  );
+  for (const step of Object.keys(plugin.instrumentation ?? {}))
+    if (!ENVELOP_INSTRUMENTATION.has(step)) skipped.push(`instrumentation.${step}`);
   return skipped;
 }
 
@@ -184,7 +187,8 @@ export function createOperationRunner(
 
   /** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
   const handleError = (error: unknown): GraphQLError[] => {
-    if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors)) return error.errors.flatMap(handleError);
+    if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors))
+      return error.errors.flatMap(handleError);
     if (error instanceof DOMException && (error.name === 'AbortError' || error.name === 'TimeoutError')) return [];
     const masked = options.maskError(error, 'Unexpected error.', options.isDev);
     if (masked !== error) options.logError(error);
@@ -199,7 +203,13 @@ export function createOperationRunner(
       const errors = enveloped.validate(enveloped.schema, document);
       if (errors.length > 0) return { errors };
       const contextValue = await enveloped.contextFactory();
-      const args = { schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName };
+      const args = {
+        schema: enveloped.schema,
+        document,
+        contextValue,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      };
       const operation = getOperationAST(document, params.operationName);
       return (await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args))) as ExecutionResult;
     } catch (error) {
@@ -248,7 +258,12 @@ export interface Answer {
 /** The HTTP answer Yoga writes for one JSON result, with the CORS headers whatwg-node adds. */
 export async function answerOf(
   result: Result,
-  { fetchAPI, mediaType, request, cors }: { fetchAPI: Parameters<typeof processRegularResult>[1]; mediaType: string; request: Request; cors: CORSOptions },
+  {
+    fetchAPI,
+    mediaType,
+    request,
+    cors,
+  }: { fetchAPI: Parameters<typeof processRegularResult>[1]; mediaType: string; request: Request; cors: CORSOptions },
 ): Promise<Answer> {
   let answer: Answer;
   const plain = result as ExecutionResult & { stringify?: (r: unknown) => string };

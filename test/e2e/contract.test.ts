@@ -53,15 +53,12 @@ describe('smaller contract gaps', () => {
       async () => (await stack.gql('query($r: String!) { contribuyente(ruc: $r) { ruc } }', { r: 1 } as never)).body,
       async () => (await stack.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: null })).body,
       async () => (await fetch(`${stack.url}/graphql`, { method: 'PUT' })).json(),
-      async () =>
-        (await post(`${stack.url}/graphql`, '{', { token: null })).json(),
-      async () =>
-        (await post(`${stack.url}/graphql`, '[]', { token: null })).json(),
+      async () => (await post(`${stack.url}/graphql`, '{', { token: null })).json(),
+      async () => (await post(`${stack.url}/graphql`, '[]', { token: null })).json(),
       async () => (await fetch(`${stack.url}/graphql?query={__typename}`)).json(),
       async () => (await fetch(`${stack.url}/nowhere`)).json(),
       async () => (await stack.gql('subscription { x }')).body,
-      async () =>
-        (await post(`${stack.url}/graphql`, { query: 'query A { __typename }', operationName: 'B' }, { token: null })).json(),
+      async () => (await post(`${stack.url}/graphql`, { query: 'query A { __typename }', operationName: 'B' }, { token: null })).json(),
     ];
     for (const send of requests) {
       const body = await send();

@@ -115,7 +115,12 @@ describe('the example operation', () => {
     const { body } = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
     expect(body.errors).toBeUndefined();
     expect(body.data?.contribuyente?.detalle?.tipoContribuyente).toBe('SOCIEDAD ANONIMA CERRADA');
-    expect(body.data?.licencia).toEqual({ __typename: 'LicenciaConducir', nombres: 'ROSA ELENA', apellidoPaterno: 'QUISPE', apellidoMaterno: 'MAMANI' });
+    expect(body.data?.licencia).toEqual({
+      __typename: 'LicenciaConducir',
+      nombres: 'ROSA ELENA',
+      apellidoPaterno: 'QUISPE',
+      apellidoMaterno: 'MAMANI',
+    });
     expect(stack.sandbox.calls.map((c) => c.path).sort()).toEqual(['/licencia-conducir', '/ruc', '/ruc-sunat']);
   });
 });
@@ -136,8 +141,20 @@ describe('ValidacionComprobantes', () => {
       __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 5,
       comprobantes: [
-        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
-        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1530', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
+        {
+          __typename: 'ComprobanteValidado',
+          serieDocumento: 'F001',
+          numeroDocumento: '1532',
+          comprobanteEstadoDescripcion: 'ACEPTADO',
+          observaciones: [],
+        },
+        {
+          __typename: 'ComprobanteValidado',
+          serieDocumento: 'F001',
+          numeroDocumento: '1530',
+          comprobanteEstadoDescripcion: 'ANULADO',
+          observaciones: [],
+        },
         {
           __typename: 'ComprobanteValidado',
           serieDocumento: 'F001',
@@ -172,8 +189,20 @@ describe('ValidacionComprobantes', () => {
       __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 2,
       comprobantes: [
-        { __typename: 'ComprobanteValidado', serieDocumento: 'F001', numeroDocumento: '1532', comprobanteEstadoDescripcion: 'ACEPTADO', observaciones: [] },
-        { __typename: 'ComprobanteValidado', serieDocumento: 'B001', numeroDocumento: '20', comprobanteEstadoDescripcion: 'ANULADO', observaciones: [] },
+        {
+          __typename: 'ComprobanteValidado',
+          serieDocumento: 'F001',
+          numeroDocumento: '1532',
+          comprobanteEstadoDescripcion: 'ACEPTADO',
+          observaciones: [],
+        },
+        {
+          __typename: 'ComprobanteValidado',
+          serieDocumento: 'B001',
+          numeroDocumento: '20',
+          comprobanteEstadoDescripcion: 'ANULADO',
+          observaciones: [],
+        },
       ],
     });
   });

@@ -71,7 +71,10 @@ describe('limits checked before execution, each a typed error with no upstream c
   });
 
   it('operation batching is off: a JSON array body is a typed 4xx', async () => {
-    const res = await post(`${stack.url}/graphql`, [{ query: '{ contribuyente(ruc: "20100123453") { ruc } }' }, { query: '{ __typename }' }]);
+    const res = await post(`${stack.url}/graphql`, [
+      { query: '{ contribuyente(ruc: "20100123453") { ruc } }' },
+      { query: '{ __typename }' },
+    ]);
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     const body = (await res.json()) as { errors: { extensions: Record<string, unknown> }[] };

@@ -248,13 +248,17 @@ describe('trusted documents (TRUSTED_DOCUMENTS)', () => {
     /** What each request carried, to show that no document ever leaves the client. */
     const recording = (sent: string[]) => (input: RequestInfo | URL, init?: RequestInit) => {
       const url = String(input);
-      sent.push(`${init?.method ?? 'GET'} ${url.includes('query=') || String(init?.body ?? '').includes('"query"') ? 'with document' : 'hash only'}`);
+      sent.push(
+        `${init?.method ?? 'GET'} ${url.includes('query=') || String(init?.body ?? '').includes('"query"') ? 'with document' : 'hash only'}`,
+      );
       return fetch(input, init);
     };
 
     const apollo = (stack: Stack, link: PersistedQueryLink, sent: string[]) =>
       new ApolloClient({
-        link: link.concat(new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(sent) })),
+        link: link.concat(
+          new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` }, fetch: recording(sent) }),
+        ),
         cache: new InMemoryCache(),
       });
 

@@ -14,6 +14,8 @@ describe('the Yoga mirror', () => {
     expect(hooksTheFastPathSkips(plugin)).toEqual(['onRequest', 'onResponse']);
     const declared = treatedByFastPath({ ...plugin }, { doesItself: ['onResponse'], because: 'a test' });
     expect(hooksTheFastPathSkips(declared)).toEqual(['onRequest']);
-    expect(hooksTheFastPathSkips({ instrumentation: { execute: () => undefined, request: () => undefined } })).toEqual(['instrumentation.request']);
+    expect(hooksTheFastPathSkips({ instrumentation: { execute: () => undefined, request: () => undefined } })).toEqual([
+      'instrumentation.request',
+    ]);
   });
 });

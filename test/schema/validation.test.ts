@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkComprobantes, checkCredencialesSol, checkLineas, checkNumLicencia, checkRuc, isValidRuc } from '../../src/schema/validation.js';
+import {
+  checkComprobantes,
+  checkCredencialesSol,
+  checkLineas,
+  checkNumLicencia,
+  checkRuc,
+  isValidRuc,
+} from '../../src/schema/validation.js';
 import { TAXPAYERS, TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, RECEIPT_BODY } from '../helpers.js';
 

@@ -1,0 +1,203 @@
+import { LICENCES, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
+import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
+import { SPEC_MAX_RECEIPTS, SPEC_PRICE, SPEC_PRICE_PER_RECEIPT } from './prices.js';
+import type { FaultKind, SandboxFaults } from './types.js';
+
+/** The path prefix of the legacy base URL (`https://apiperu.dev/api`), served alike. */
+export const LEGACY_PREFIX = '/api';
+
+const TRIGGER_BY_KEY = new Map<string, TriggerName>(
+  Object.entries(TRIGGERS).flatMap(([name, keys]) => [
+    [keys.ruc, name as TriggerName],
+    [keys.licencia, name as TriggerName],
+  ]),
+);
+const TAXPAYERS_BY_RUC = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
+const LICENCES_BY_NUMBER = new Map(LICENCES.map((l) => [l.num_licencia, l]));
+
+/**
+ * What the REST service answers, as rest-api.md describes it, with no HTTP around it: routes,
+ * tokens and their plans' quotas, the spec's prices (./prices.ts), sample records, trigger values
+ * for every failure, and the faults a test switches on.
+ */
+export class RestService {
+  readonly #plans: Map<string, SandboxTokenPlan>;
+  readonly #slowMs: number;
+  /** Faults switched on at run time (Sandbox.setFaults). */
+  faults: SandboxFaults = {};
+
+  constructor(tokens: readonly SandboxTokenPlan[], slowMs: number) {
+    this.#plans = new Map(tokens.map((p) => [p.token, { ...p }]));
+    this.#slowMs = slowMs;
+  }
+
+  quotaOf(token: string): number | undefined {
+    return this.#plans.get(token)?.quota;
+  }
+
+  setQuota(token: string, quota: number): void {
+    const plan = this.#plans.get(token);
+    if (plan) plan.quota = quota;
+  }
+
+  #triggered(name: TriggerName, answer: () => Answer, token: string, cost: number): Answer {
+    // Every 2xx is billed, whatever its body, as the real service bills it.
+    const billed = (a: Answer): Answer => this.#charge(token, cost) ?? a;
+    switch (name) {
+      case 'unavailable':
+        return fail(503, 'upstream_unavailable', 'El servicio de consulta no está disponible, vuelva a intentarlo en unos segundos.', true);
+      case 'badGateway':
+        return { status: 502, raw: '<html><body><h1>502 Bad Gateway</h1></body></html>', contentType: 'text/html' };
+      case 'slow':
+        return { ...answer(), delayMs: this.#slowMs };
+      case 'brokenBody':
+        return billed({ status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"2060', contentType: 'application/json' });
+      case 'badRecord':
+        return billed(ok({ ruc: 12345, estado: ['ACTIVO'] }));
+      case 'otherDocument':
+        return billed(ok({ ...LICENCES[0]!, ...summary(TAXPAYERS[0]!), ...detail(TAXPAYERS[0]!) }));
+      case 'redirect':
+        return { status: 302, raw: '<html>Moved</html>', contentType: 'text/html', headers: { location: 'http://127.0.0.1:9/login' } };
+      case 'noContent':
+        return billed({ status: 204, raw: '' });
+      case 'hugeCount': {
+        const answered = answer();
+        const data = (answered.json as { data?: { comprobantes?: unknown[] } } | undefined)?.data;
+        return data?.comprobantes ? ok({ ...data, cantidad_de_comprobantes: 2 ** 31 }) : answered;
+      }
+      case 'echoesToken':
+        return fail(400, 'invalid_input', `El token ${token} no puede consultar este documento.`);
+      case 'rejected':
+        return fail(400, 'invalid_input', 'El RUC es incorrecto');
+      case 'otherClientError':
+        return fail(422, 'unprocessable_entity', 'La solicitud no se pudo procesar.');
+      case 'reset':
+        return { status: 0, reset: true };
+      case 'notFound':
+        return answer();
+    }
+  }
+
+  #charge(token: string, cost: number): Answer | undefined {
+    const plan = this.#plans.get(token)!;
+    if (plan.quota < cost) {
+      return fail(429, 'quota_exceeded', `Le quedan ${plan.quota} consultas y la solicitud requiere ${cost}. Actualice su plan.`);
+    }
+    plan.quota -= cost;
+    return undefined;
+  }
+
+  #lookup(op: string, token: string, body: Record<string, unknown>): Answer {
+    const keyField = op === '/licencia-conducir' ? 'num_licencia' : 'ruc';
+    const key = typeof body[keyField] === 'string' ? (body[keyField] as string).trim() : '';
+    if (op === '/licencia-conducir') {
+      if (!key) return fail(400, 'invalid_input', 'El parámetro num_licencia es requerido');
+      if (this.#plans.get(token)!.plan === 'free') {
+        return fail(403, 'plan_not_allowed', 'La consulta de licencias de conducir no está disponible en el plan gratuito.');
+      }
+    } else if (!/^(10|15|16|17|20)\d{9}$/.test(key)) {
+      return fail(400, 'invalid_input', 'El RUC es incorrecto');
+    }
+    const answer = (): Answer => {
+      const refused = this.#charge(token, SPEC_PRICE[op]!);
+      if (refused) return refused;
+      if (op === '/licencia-conducir') {
+        const holder =
+          LICENCES_BY_NUMBER.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? { ...LICENCES[0]!, num_licencia: key } : undefined);
+        return holder ? ok(holder) : fail(404, 'document_not_found', 'No se encontró información para la licencia indicada.');
+      }
+      const taxpayer = TAXPAYERS_BY_RUC.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? slowTaxpayer(key) : undefined);
+      if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
+      return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
+    };
+    const trigger = TRIGGER_BY_KEY.get(key);
+    return trigger ? this.#triggered(trigger, answer, token, SPEC_PRICE[op]!) : answer();
+  }
+
+  #batch(op: string, token: string, body: Record<string, unknown>): Answer {
+    const list = body['comprobantes'];
+    if (!Array.isArray(list) || list.length === 0) return fail(400, 'invalid_input', 'El parámetro comprobantes es requerido');
+    if (list.length > SPEC_MAX_RECEIPTS) return fail(400, 'invalid_input', `Enviar máximo ${SPEC_MAX_RECEIPTS} comprobantes por consulta.`);
+    const receipts = list.map((item) => (op.endsWith('-v2') ? fromLine(item) : fromObject(item)));
+    if (receipts.some((r) => r === undefined)) return fail(400, 'invalid_input', 'Comprobante con formato incorrecto');
+    const issuerTrigger = receipts.map((r) => TRIGGER_BY_KEY.get(r!.ruc_emisor)).find((n) => n && n !== 'notFound');
+    const answer = (): Answer => {
+      const refused = this.#charge(token, SPEC_PRICE_PER_RECEIPT * receipts.length);
+      if (refused) return refused;
+      const comprobantes = receipts.map((r) => ({
+        serie_documento: r!.serie_documento,
+        numero_documento: r!.numero_documento,
+        ...this.#receiptState(r!),
+      }));
+      return ok({ cantidad_de_comprobantes: comprobantes.length, comprobantes });
+    };
+    return issuerTrigger ? this.#triggered(issuerTrigger, answer, token, receipts.length) : answer();
+  }
+
+  #receiptState(r: Receipt): { comprobante_estado_descripcion: string; observaciones: unknown[] } {
+    if (!TAXPAYERS_BY_RUC.has(r.ruc_emisor)) {
+      return { comprobante_estado_descripcion: 'NO EXISTE', observaciones: ['El emisor no figura en el padrón.'] };
+    }
+    if (Number(r.total) === 0) return { comprobante_estado_descripcion: 'RECHAZADO', observaciones: ['El importe total es cero.'] };
+    if (r.numero_documento.endsWith('0')) return { comprobante_estado_descripcion: 'ANULADO', observaciones: [] };
+    if (r.codigo_tipo_documento === '07' || r.codigo_tipo_documento === '08') {
+      return {
+        comprobante_estado_descripcion: 'ACEPTADO',
+        observaciones: [{ codigo: '4287', descripcion: 'Nota vinculada a un comprobante de referencia' }],
+      };
+    }
+    return { comprobante_estado_descripcion: 'ACEPTADO', observaciones: [] };
+  }
+
+  /** The fault this call gets, if any: `failNext` first, then each rate in turn. */
+  #fault(token: string, cost: number): Answer | undefined {
+    const billed = (a: Answer): Answer => this.#charge(token, cost) ?? a;
+    if (this.faults.failNext && this.faults.failNext > 0) {
+      this.faults.failNext--;
+      return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);
+    }
+    for (const [kind, rate] of Object.entries(this.faults.rates ?? {}) as [FaultKind, number][]) {
+      if (Math.random() >= rate) continue;
+      switch (kind) {
+        case 'unavailable':
+          return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);
+        case 'serverError':
+          return fail(500, 'internal_error', 'Error interno (falla inyectada).');
+        case 'reset':
+          return { status: 0, reset: true };
+        case 'notJson':
+          return billed({ status: 200, raw: '<html><body>Mantenimiento</body></html>', contentType: 'text/html' });
+        case 'truncated':
+          return billed({ status: 200, raw: '{"success":true,"code":"found","data":{"ruc":"20100', contentType: 'application/json' });
+        case 'oversized':
+          return billed(ok({ ruc: '20100123453', nombre_o_razon_social: 'X'.repeat(5 * 1024 * 1024) }));
+        case 'badRecord':
+          return billed(ok({ nombre_o_razon_social: null, actividades_economicas: 'no es una lista' }));
+      }
+    }
+    return undefined;
+  }
+
+  /** The answer to one call: `path` without its query string, `authorization` the header as sent. */
+  answer(method: string | undefined, path: string, authorization: string | undefined, body: unknown): Answer {
+    const op = path.startsWith(`${LEGACY_PREFIX}/`) ? path.slice(LEGACY_PREFIX.length) : path;
+    const known = ['/ruc', '/ruc-sunat', '/licencia-conducir', '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
+    if (!known.includes(op)) return fail(404, 'not_found', 'Ruta no encontrada');
+    if (method !== 'POST') return fail(405, 'method_not_allowed', 'Use POST');
+    const auth = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    if (!auth) return fail(401, 'unauthenticated', 'Token de acceso requerido.');
+    if (!this.#plans.has(auth[1]!)) return fail(401, 'invalid_token', 'Token inválido o vencido.');
+    const list = (body as { comprobantes?: unknown } | null)?.comprobantes;
+    const injected = this.#fault(
+      auth[1]!,
+      op.startsWith('/validacion') ? SPEC_PRICE_PER_RECEIPT * (Array.isArray(list) ? list.length : 0) : SPEC_PRICE[op]!,
+    );
+    if (injected) return injected;
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return fail(400, 'invalid_input', 'El cuerpo debe ser un objeto JSON');
+    const fields = body as Record<string, unknown>;
+    const answer = op.startsWith('/validacion') ? this.#batch(op, auth[1]!, fields) : this.#lookup(op, auth[1]!, fields);
+    const slower = this.faults.pathLatencyMs?.[op];
+    return slower ? { ...answer, delayMs: (answer.delayMs ?? 0) + slower } : answer;
+  }
+}
