@@ -1,4 +1,5 @@
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { CORSOptions } from '@whatwg-node/server';
+import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { GRAPHQL_PATH, type Config } from './config.js';
 import { createContextFactory, type Context } from './schema/context.js';
@@ -74,20 +75,80 @@ export function createApp(config: Config, options: AppOptions): App {
   // In trusted-documents mode nothing is registered: a store of no consequence.
   const apqStore =
     options.apqStore ?? (config.trustedDocuments ? memoryApqStore(config.persistedQueries) : createApqStore(config, { logger, metrics }));
-  const documentCache = useDocumentCache();
-  const report = new OperationReport({ logger, metrics, tracing });
-  const cors = corsOptions(config);
-  const isDev = config.nodeEnv === 'development';
-  const logging = yogaLogging(logger);
-  const pluginList = usePluginList();
+  const parts: Parts = {
+    upstream,
+    store,
+    apqStore,
+    tracing,
+    lookups: createLookups(config, upstream, store, metrics),
+    documentCache: useDocumentCache(),
+    report: new OperationReport({ logger, metrics, tracing }),
+    cors: corsOptions(config),
+    logging: yogaLogging(logger),
+    pluginList: usePluginList(),
+  };
   const yoga = createYoga<Record<string, never>, Context>({
+    ...yogaOptions(config, options, parts),
+    plugins: plugins(config, parts, options.plugins ?? []),
+  });
+  if (config.trustedDocuments) {
+    logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
+  }
+  // The node:http fast path for JSON POSTs, through the same plugins (src/http/fast-path.ts).
+  const fastPath = config.httpFastPath
+    ? createFastPath(yoga, {
+        ...parts,
+        graphqlPath: GRAPHQL_PATH,
+        plugins: parts.pluginList.between(),
+        maskError,
+        isDev: config.nodeEnv === 'development',
+        logError: parts.logging.error,
+        onTaken: () => metrics.fastPath(),
+      })
+    : undefined;
+  let stopping = false;
+  const readiness = coalesced(readinessOf(upstream, store));
+  return {
+    yoga,
+    fastPath,
+    ops: {
+      readiness: () => (stopping ? Promise.resolve(STOPPING) : readiness()),
+      metricsText: coalesced(options.metricsText ?? (() => metrics.registry.metrics())),
+      contentType: metrics.registry.contentType,
+    },
+    // With an operations port, the GraphQL port keeps only the cheap /health.
+    opsRoutes: new Set<OpsRoute>(config.opsPort === undefined ? OPS_ROUTES : ['/health']),
+    knowsDocument: parts.documentCache.knows,
+    stopping: () => void (stopping = true),
+    dispose: async () => void (await yoga.dispose()),
+  };
+}
+
+/** What the plugins and the fast path share. */
+interface Parts {
+  upstream: UpstreamClient;
+  store: LookupStore | undefined;
+  apqStore: ApqStore;
+  tracing: Tracing | undefined;
+  lookups: Lookups;
+  documentCache: ReturnType<typeof useDocumentCache>;
+  report: OperationReport;
+  cors: CORSOptions;
+  logging: YogaLogger;
+  pluginList: ReturnType<typeof usePluginList>;
+}
+
+/** Yoga's settings beside the plugins: each one where the gateway does the work itself instead, or differs from Yoga's default. */
+function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaServerOptions<Record<string, never>, Context> {
+  const { upstream, lookups, tracing, cors, logging } = parts;
+  return {
     schema,
     context: createContextFactory({
       upstream,
-      lookups: createLookups(config, upstream, store, metrics),
+      lookups,
       concurrency: config.requestConcurrency,
       maxReceipts: config.limits.maxReceipts,
-      logger,
+      logger: options.logger,
       tracing,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
@@ -105,70 +166,44 @@ export function createApp(config: Config, options: AppOptions): App {
     cors,
     graphiql: graphiqlOptions(options.graphiqlToken),
     renderGraphiQL,
-    maskedErrors: { maskError, isDev },
+    maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },
     logging,
-    plugins: [
-      pluginList.first,
-      // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
-      useGraphiQLAssets(),
-      // 2. Every error gets `code` and `retryable` before anyone reads the result.
-      useErrorContract(),
-      // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
-      useOperationReport(report, GRAPHQL_PATH),
-      // 4. Browser requests without a CORS preflight must carry the CSRF header; no `null` allowed origin.
-      useCsrfPrevention(),
-      useNoNullOrigin(),
-      // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
-      ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
-      // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
-      usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
-      // Secrets: written in the document, refused; in variables, checked before graphql-js could print them.
-      useNoSecretsInDocuments(),
-      useSecretVariables(),
-      // 6. graphql-js executes, keys in selection order; @defer and @stream go out over multipart/mixed or text/event-stream.
-      useExecutor(),
-      useIncrementalDelivery(),
-      // 7. Close the upstream pools, the stores and tracing with the app.
-      { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
-      // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
-      documentCache,
-      // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
-      useTypedRefusals(),
-      ...(options.plugins ?? []),
-      pluginList.last,
-    ],
-  });
-  if (config.trustedDocuments) {
-    logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
-  }
-  const fastPath = config.httpFastPath
-    ? createFastPath(yoga, {
-        graphqlPath: GRAPHQL_PATH,
-        plugins: pluginList.between(),
-        report,
-        cors,
-        maskError,
-        isDev,
-        logError: logging.error,
-        onTaken: () => metrics.fastPath(),
-      })
-    : undefined;
-  let stopping = false;
-  const readiness = coalesced(readinessOf(upstream, store));
-  return {
-    yoga,
-    fastPath,
-    ops: {
-      readiness: () => (stopping ? Promise.resolve(STOPPING) : readiness()),
-      metricsText: coalesced(options.metricsText ?? (() => metrics.registry.metrics())),
-      contentType: metrics.registry.contentType,
-    },
-    // With an operations port, the GraphQL port keeps only the cheap /health.
-    opsRoutes: new Set<OpsRoute>(config.opsPort === undefined ? OPS_ROUTES : ['/health']),
-    knowsDocument: documentCache.knows,
-    stopping: () => void (stopping = true),
-    dispose: async () => void (await yoga.dispose()),
   };
+}
+
+/** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
+function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
+  const { upstream, store, apqStore, tracing, documentCache, report, pluginList } = parts;
+  return [
+    pluginList.first,
+    // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
+    useGraphiQLAssets(),
+    // 2. Every error gets `code` and `retryable` before anyone reads the result.
+    useErrorContract(),
+    // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
+    useOperationReport(report, GRAPHQL_PATH),
+    // 4. Browser requests without a CORS preflight must carry the CSRF header; no `null` allowed origin.
+    useCsrfPrevention(),
+    useNoNullOrigin(),
+    // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
+    ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
+    // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
+    usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
+    // Secrets: written in the document, refused; in variables, checked before graphql-js could print them.
+    useNoSecretsInDocuments(),
+    useSecretVariables(),
+    // 6. graphql-js executes, keys in selection order; @defer and @stream go out over multipart/mixed or text/event-stream.
+    useExecutor(),
+    useIncrementalDelivery(),
+    // 7. Close the upstream pools, the stores and tracing with the app.
+    { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
+    // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
+    documentCache,
+    // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
+    useTypedRefusals(),
+    ...more,
+    pluginList.last,
+  ];
 }
 
 /** The REST client of config.upstream, its calls and breaker changes reported. */

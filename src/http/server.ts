@@ -42,12 +42,8 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * through web streams.
  */
 export function createHttpServer(app: HttpApp, options: HttpServerOptions): Server {
-  const { yoga, fastPath } = app;
-  // A count, not a queue: past the bound a request is refused at once, never kept waiting.
-  let active = 0;
-  const newDocuments = takingTurns(NEW_DOCUMENTS_PER_TURN);
-
-  const server = createServer(
+  const admission = new Admission(app, options);
+  return createServer(
     {
       headersTimeout: options.headersTimeoutMs,
       // Node's own limit, a backstop behind ours (which answers a typed 408 first).
@@ -56,86 +52,94 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
       // How often node looks for connections past those limits (default: every 30 s).
       connectionsCheckingInterval: 1000,
     },
-    (req: IncomingMessage, res: ServerResponse) => {
-      const url = req.url ?? '';
-      const at = url.indexOf('?');
-      const path = at < 0 ? url : url.slice(0, at);
-      // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
-      if ((req.method === 'GET' || req.method === 'HEAD') && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
-      // GraphiQL's files answer whatever the GraphQL load too.
-      if ((req.method === 'GET' || req.method === 'HEAD') && path.startsWith(ASSETS_PATH)) return void yoga(req, res);
-      // The address alone, typed into a browser, opens GraphiQL.
-      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/') {
-        res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
-        return void res.end();
-      }
-      // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
-      if (path !== GRAPHQL_PATH) {
-        const message = NOT_FOUND_MESSAGE;
-        // A body sent there is not read beyond the bounds of a refused upload.
-        return METHODS_WITH_BODY.has(req.method ?? '')
-          ? refuseUpload(req, res, 404, 'NOT_FOUND', message)
-          : refuse(res, 404, 'NOT_FOUND', message);
-      }
-      if (cannotAnswer(req)) {
-        // Refused before any work: Yoga would run the operation (and pay for its calls), then find no
-        // way to write the answer and send an empty 406. This one says why, as JSON.
-        const message =
-          'La cabecera Accept no admite ninguna respuesta que el gateway envíe: acepte application/json ' +
-          '(o multipart/mixed o text/event-stream para @defer y @stream), en UTF-8.';
-        return METHODS_WITH_BODY.has(req.method ?? '')
-          ? refuseUpload(req, res, 406, 'BAD_REQUEST', message)
-          : refuse(res, 406, 'BAD_REQUEST', message);
-      }
-      if (!METHODS_WITH_BODY.has(req.method ?? '')) {
-        const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
-        if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
-        // Yoga does not read a body it does not expect; should one come, close after answering.
-        closeIfUnread(req, res);
-        return admit(req, res, undefined);
-      }
-      readBody(req, res, options, (body) => {
-        const bad = Buffer.isBuffer(body) && isForm(req) ? badJsonParam(body.toString('utf8')) : undefined;
-        if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
-        admit(req, res, body);
-      });
-    },
+    (req: IncomingMessage, res: ServerResponse) => route(req, res, app, options, admission),
   );
-  return server;
+}
 
-  function admit(req: IncomingMessage, res: ServerResponse, body: unknown) {
+/** Where a request goes: the operations routes, GraphiQL's files, a refusal, or GraphQL work once its body is read. */
+function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options: HttpServerOptions, admission: Admission): void {
+  const url = req.url ?? '';
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  const reading = req.method === 'GET' || req.method === 'HEAD';
+  // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
+  if (reading && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
+  // GraphiQL's files answer whatever the GraphQL load too.
+  if (reading && path.startsWith(ASSETS_PATH)) return void app.yoga(req, res);
+  // The address alone, typed into a browser, opens GraphiQL.
+  if (reading && path === '/') {
+    res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
+    return void res.end();
+  }
+  // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
+  if (path !== GRAPHQL_PATH) return refuseRequest(req, res, 404, 'NOT_FOUND', NOT_FOUND_MESSAGE);
+  if (cannotAnswer(req)) {
+    // Refused before any work: Yoga would run the operation (and pay for its calls), then find no
+    // way to write the answer and send an empty 406. This one says why, as JSON.
+    const message =
+      'La cabecera Accept no admite ninguna respuesta que el gateway envíe: acepte application/json ' +
+      '(o multipart/mixed o text/event-stream para @defer y @stream), en UTF-8.';
+    return refuseRequest(req, res, 406, 'BAD_REQUEST', message);
+  }
+  if (!METHODS_WITH_BODY.has(req.method ?? '')) {
+    const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
+    if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
+    // Yoga does not read a body it does not expect; should one come, close after answering.
+    closeIfUnread(req, res);
+    return admission.admit(req, res, undefined);
+  }
+  readBody(req, res, options, (body) => {
+    const bad = Buffer.isBuffer(body) && isForm(req) ? badJsonParam(body.toString('utf8')) : undefined;
+    if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
+    admission.admit(req, res, body);
+  });
+}
+
+/** A refusal; a body sent with the request is not read beyond the bounds of a refused upload. */
+function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  return METHODS_WITH_BODY.has(req.method ?? '') ? refuseUpload(req, res, status, code, message) : refuse(res, status, code, message);
+}
+
+/**
+ * GraphQL work let in, or refused at once: a count, not a queue, so past the bound a request is
+ * refused (OVERLOADED, retryable), never kept waiting; and new documents one a turn (below).
+ */
+class Admission {
+  #active = 0;
+  readonly #newDocuments = takingTurns(NEW_DOCUMENTS_PER_TURN);
+
+  constructor(
+    private readonly app: HttpApp,
+    private readonly options: HttpServerOptions,
+  ) {}
+
+  admit(req: IncomingMessage, res: ServerResponse, body: unknown): void {
     if (res.destroyed) return;
+    const { app, options } = this;
     const document = documentOf(req, body, req.url ?? '');
-    if (document !== undefined && newDocuments.waiting >= NEW_DOCUMENTS_WAITING && !app.knowsDocument(document)) {
+    const isNew = document !== undefined && !app.knowsDocument(document);
+    if (isNew && this.#newDocuments.waiting >= NEW_DOCUMENTS_WAITING) {
       options.onRefused?.('OVERLOADED');
       const message = `El gateway tiene ${NEW_DOCUMENTS_WAITING} documentos nuevos esperando su análisis; reintente en un segundo o use uno ya enviado.`;
       return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
     }
-    if (active >= options.maxConcurrent) {
+    if (this.#active >= options.maxConcurrent) {
       options.onRefused?.('OVERLOADED');
-      return refuse(
-        res,
-        503,
-        'OVERLOADED',
-        `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}); reintente en un segundo.`,
-        {
-          'retry-after': '1',
-        },
-      );
+      const message = `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}); reintente en un segundo.`;
+      return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
     }
-    active++;
+    this.#active++;
     // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
-    const release = () => void active--;
+    const release = () => void this.#active--;
     const work = (): Promise<unknown> => {
       if (res.destroyed) return Promise.resolve();
-      const taken = body === undefined ? undefined : fastPath?.(req, res, body);
+      const taken = body === undefined ? undefined : app.fastPath?.(req, res, body);
       if (taken) return taken;
       // Handed to Yoga already read, as body-parser would.
       if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
-      return Promise.resolve(yoga(req, res));
+      return Promise.resolve(app.yoga(req, res));
     };
-    const done = document !== undefined && !app.knowsDocument(document) ? newDocuments.run(work) : work();
-    done.then(release, release);
+    (isNew ? this.#newDocuments.run(work) : work()).then(release, release);
   }
 }
 

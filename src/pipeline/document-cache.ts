@@ -65,6 +65,29 @@ function detached<E extends Error>(error: E): E {
  * (a credential under a misspelt name would otherwise be kept). A syntax error, or a document
  * with a secret written in it, is kept nowhere.
  */
+/**
+ * The key of a validation rule list, worked out again only when the list changes. Most rules are
+ * the same functions every time (graphql's specified rules); GraphQL Armor makes its rules anew
+ * for each request, so those are compared by name, which is what the key is made of anyway.
+ */
+function rulesKeyMemo(): (rules: readonly ValidationRule[] | undefined) => string {
+  let lastRules: readonly ValidationRule[] = [];
+  let lastNames: readonly string[] = [];
+  let lastKey = '';
+  return (rules) => {
+    if (!rules) return '';
+    if (rules.length === lastRules.length) {
+      let same = true;
+      for (let i = 0; same && i < rules.length; i++) same = rules[i] === lastRules[i] || rules[i]!.name === lastNames[i];
+      if (same) return lastKey;
+    }
+    lastRules = [...rules];
+    lastNames = rules.map((rule) => rule.name);
+    lastKey = lastNames.join(',');
+    return lastKey;
+  };
+}
+
 export function useDocumentCache(
   options: DocumentCacheOptions = {},
 ): Plugin & { stats(): { bytes: number; refusedBytes: number }; knows(source: string): boolean } {
@@ -78,25 +101,7 @@ export function useDocumentCache(
   /** The text each kept document was parsed from, to move it when it fails validation. */
   const sources = new WeakMap<DocumentNode, string>();
   const byRules = new LRUCache<string, WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly (GraphQLError | Error)[]>>>({ max: 16 });
-  // The rule list seen last, its rules' names, and its key. Most rules are the same functions
-  // every time (graphql's specified rules); GraphQL Armor makes its rules anew for each
-  // request, so those are compared by name, which is what the key is made of anyway.
-  let lastRules: readonly ValidationRule[] = [];
-  let lastNames: readonly string[] = [];
-  let lastKey = '';
-
-  const rulesKey = (rules: readonly ValidationRule[] | undefined): string => {
-    if (!rules) return '';
-    if (rules.length === lastRules.length) {
-      let same = true;
-      for (let i = 0; same && i < rules.length; i++) same = rules[i] === lastRules[i] || rules[i]!.name === lastNames[i];
-      if (same) return lastKey;
-    }
-    lastRules = [...rules];
-    lastNames = rules.map((rule) => rule.name);
-    lastKey = lastNames.join(',');
-    return lastKey;
-  };
+  const rulesKey = rulesKeyMemo();
 
   return {
     onParse({ params, setParsedDocument }) {

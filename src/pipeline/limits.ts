@@ -31,13 +31,9 @@ export const MAX_NESTING = 2 * INTROSPECTION_MAX_DEPTH;
 /** Header a browser must add to a "simple" (non-preflighted) request; JSON POSTs need none. */
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 
-/**
- * Every limit checked before execution, as plugins, each rejection a typed error that
- * costs no upstream query. GraphQL Armor counts; we only choose codes and words.
- */
-export function useOperationLimits(limits: Config['limits'], production: boolean): Plugin[] {
-  /** Armor reports through these callbacks; a typed error replaces its generic one. */
-  const reject = (code: ErrorCode, message: (found: string) => string) => ({
+/** Armor reports through these callbacks; a typed error replaces its generic one. */
+function reject(code: ErrorCode, message: (found: string) => string) {
+  return {
     propagateOnRejection: false,
     onReject: [
       (ctx: ValidationContext | null, error: { message: string }) => {
@@ -49,8 +45,14 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
         else throw typed;
       },
     ],
-  });
+  };
+}
 
+/**
+ * Every limit checked before execution, as plugins, each rejection a typed error that
+ * costs no upstream query. GraphQL Armor counts; we only choose codes and words.
+ */
+export function useOperationLimits(limits: Config['limits'], production: boolean): Plugin[] {
   return [
     useParseGuards(),
     maxTokensPlugin({

@@ -185,37 +185,8 @@ export function createOperationRunner(
   const onParams = options.plugins.flatMap((p) => (p.onParams ? [p.onParams] : []));
   const onExecutionResult = options.plugins.flatMap((p) => (p.onExecutionResult ? [p.onExecutionResult] : []));
 
-  /** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
-  const handleError = (error: unknown): GraphQLError[] => {
-    if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors))
-      return error.errors.flatMap(handleError);
-    if (error instanceof DOMException && (error.name === 'AbortError' || error.name === 'TimeoutError')) return [];
-    const masked = options.maskError(error, 'Unexpected error.', options.isDev);
-    if (masked !== error) options.logError(error);
-    return [masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked })];
-  };
-
-  /** Yoga's params handler: parse, validate, context, execute. */
-  const run = async (context: ServerContext, params: Params): Promise<Result> => {
-    try {
-      const enveloped = getEnveloped(context);
-      const document = enveloped.parse(params.query);
-      const errors = enveloped.validate(enveloped.schema, document);
-      if (errors.length > 0) return { errors };
-      const contextValue = await enveloped.contextFactory();
-      const args = {
-        schema: enveloped.schema,
-        document,
-        contextValue,
-        variableValues: params.variables,
-        operationName: params.operationName,
-      };
-      const operation = getOperationAST(document, params.operationName);
-      return (await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args))) as ExecutionResult;
-    } catch (error) {
-      return { errors: handleError(error) };
-    }
-  };
+  const handleError = errorHandler(options);
+  const run = paramsHandler(getEnveloped, handleError);
 
   /** Yoga's `getResultForParams`: the onParams hooks, the operation (unless a hook answered), the onExecutionResult hooks. */
   return async (request, context, params) => {
@@ -241,6 +212,46 @@ export function createOperationRunner(
         await hook({ result: result as ExecutionResult, setResult: (next) => void (result = next as Result), request, context });
       }
       return result;
+    } catch (error) {
+      return { errors: handleError(error) };
+    }
+  };
+}
+
+/** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
+function errorHandler(options: OperationOptions): (error: unknown) => GraphQLError[] {
+  const handleError = (error: unknown): GraphQLError[] => {
+    if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors))
+      return error.errors.flatMap(handleError);
+    if (error instanceof DOMException && (error.name === 'AbortError' || error.name === 'TimeoutError')) return [];
+    const masked = options.maskError(error, 'Unexpected error.', options.isDev);
+    if (masked !== error) options.logError(error);
+    return [masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked })];
+  };
+  return handleError;
+}
+
+/** Yoga's params handler: parse, validate, context, execute, through envelop. */
+function paramsHandler(
+  getEnveloped: YogaServerInstance<Record<string, never>, any>['getEnveloped'], // eslint-disable-line @typescript-eslint/no-explicit-any
+  handleError: (error: unknown) => GraphQLError[],
+): (context: ServerContext, params: Params) => Promise<Result> {
+  return async (context, params) => {
+    try {
+      const enveloped = getEnveloped(context);
+      const document = enveloped.parse(params.query);
+      const errors = enveloped.validate(enveloped.schema, document);
+      if (errors.length > 0) return { errors };
+      const contextValue = await enveloped.contextFactory();
+      const args = {
+        schema: enveloped.schema,
+        document,
+        contextValue,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      };
+      const operation = getOperationAST(document, params.operationName);
+      return (await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args))) as ExecutionResult;
     } catch (error) {
       return { errors: handleError(error) };
     }

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, type RegistryContentType } from 'prom-client';
 import { createMemoryStore, storeKind } from '../data/stores.js';
 import type { Config } from '../config.js';
 import { serveWorkers } from '../data/cluster-store.js';
@@ -46,6 +46,35 @@ export function supervise(
   setup: WorkerSetup,
   sandbox: Sandbox | undefined,
 ) {
+  let stopping = false;
+  const aggregator = answerTheWorkers(config, setup);
+  const ops =
+    config.opsPort === undefined
+      ? undefined
+      : startOpsServer(config, logger, {
+          readiness: coalesced(() => (stopping ? Promise.resolve(STOPPING) : workersReadiness())),
+          metricsText: coalesced(() => aggregator.clusterMetrics(), 1000),
+          contentType: aggregator.contentType,
+        });
+  const stop = async (signal: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    await stopWorkers(config, logger, signal);
+    // The operations port stayed open until now: /ready said 503, /health 200, while the workers drained.
+    ops?.close();
+    await sandbox?.close();
+    logger.info('stopped');
+    await flushLogs();
+    process.exit(exitCode);
+  };
+  restartWorkers(config, logger, () => stopping, stop);
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+  logger.info({ workers: config.workers }, 'cluster primary started');
+  onStopSignals((signal) => void stop(signal));
+}
+
+/** What the workers ask here: their setup, the shared stores unless Redis holds them, the cluster's metrics, leave to exit. */
+function answerTheWorkers(config: Config, setup: WorkerSetup): AggregatorRegistry<RegistryContentType> {
   // The workers' lookups meet here, unless they meet in Redis.
   if (storeKind(config.cache) === 'memory') serveWorkers(createMemoryStore(config.cache), { leaseMs: config.cache.leaseMs });
   answerWorkers(SETUP, () => setup);
@@ -58,22 +87,19 @@ export function supervise(
   // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port
   // is here), and prom-client gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();
-  const metricsText = coalesced(() => aggregator.clusterMetrics());
-  answerWorkers(METRICS, metricsText);
-  const ops =
-    config.opsPort === undefined
-      ? undefined
-      : startOpsServer(config, logger, {
-          readiness: coalesced(() => (stopping ? Promise.resolve(STOPPING) : workersReadiness())),
-          metricsText: coalesced(() => aggregator.clusterMetrics(), 1000),
-          contentType: aggregator.contentType,
-        });
+  answerWorkers(
+    METRICS,
+    coalesced(() => aggregator.clusterMetrics()),
+  );
+  return aggregator;
+}
 
-  let stopping = false;
+/** A worker that dies is replaced, unless none can ever listen or they keep dying (then the cluster stops). */
+function restartWorkers(config: Config, logger: Logger, stopping: () => boolean, stop: (why: string, exitCode: number) => Promise<void>) {
   /** When workers died lately, to give up on one that keeps dying. */
   const deaths: number[] = [];
   cluster.on('exit', (worker: Worker, code, signal) => {
-    if (stopping) return;
+    if (stopping()) return;
     // No worker can ever listen (the port is taken, or not ours): none is started again.
     const listenError = LISTEN_ERRORS.find((e) => e.exitCode === code);
     if (listenError) {
@@ -93,31 +119,20 @@ export function supervise(
     logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting another');
     setTimeout(() => cluster.fork(), 500);
   });
-  for (let i = 0; i < config.workers; i++) cluster.fork();
-  logger.info({ workers: config.workers }, 'cluster primary started');
+}
 
-  const stop = async (signal: string, exitCode = 0) => {
-    if (stopping) return;
-    stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-    logger.info({ signal, workers: workers.length }, 'shutting down the cluster');
-    const exits = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
-    for (const w of workers) w.process.kill('SIGTERM');
-    // Each worker keeps its own deadline; this one only guards against a stuck worker.
-    const guard = setTimeout(
-      () => workers.forEach((w) => w.process.kill('SIGKILL')),
-      config.shutdownDelayMs + config.shutdownTimeoutMs + 2000,
-    );
-    await Promise.all(exits);
-    clearTimeout(guard);
-    // The operations port stayed open until now: /ready said 503, /health 200, while the workers drained.
-    ops?.close();
-    await sandbox?.close();
-    logger.info('stopped');
-    await flushLogs();
-    process.exit(exitCode);
-  };
-  onStopSignals((signal) => void stop(signal));
+/** SIGTERM to every worker, each of which drains on its own deadline; SIGKILL only for one that is stuck. */
+async function stopWorkers(config: Config, logger: Logger, signal: string): Promise<void> {
+  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  logger.info({ signal, workers: workers.length }, 'shutting down the cluster');
+  const exits = workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+  for (const w of workers) w.process.kill('SIGTERM');
+  const guard = setTimeout(
+    () => workers.forEach((w) => w.process.kill('SIGKILL')),
+    config.shutdownDelayMs + config.shutdownTimeoutMs + 2000,
+  );
+  await Promise.all(exits);
+  clearTimeout(guard);
 }
 
 /** Ready when every live worker says it is (each answers for its own upstream and store), and there is one. */

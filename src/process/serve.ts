@@ -3,7 +3,7 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
-import { createApp } from '../app.js';
+import { createApp, type App } from '../app.js';
 import { GRAPHQL_PATH, type Config } from '../config.js';
 import { createStore } from '../data/stores.js';
 import { createHttpServer } from '../http/server.js';
@@ -48,7 +48,21 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
   if (cluster.isWorker) answerPrimary(READY, () => app.ops.readiness());
   // It closes with the process: through a stop it says /ready 503 and /health 200.
   if (!cluster.isWorker && config.opsPort !== undefined) startOpsServer(config, logger, app.ops);
-  // A count, not a Set of the responses: in a long-lived Set, responses outlived their end (docs/performance.md).
+  const inFlight = countInFlight(server);
+  listen(server, config, logger);
+  let stopping = false;
+  onStopSignals((signal) => {
+    if (stopping) return;
+    stopping = true;
+    void stop(signal, { config, logger, options, app, server, inFlight });
+  });
+}
+
+/**
+ * Requests in flight, for the drain: a count, not a Set of the responses (in a long-lived Set,
+ * responses outlived their end: docs/performance.md).
+ */
+function countInFlight(server: Server): InFlight {
   const inFlight: InFlight = { count: 0, onIdle: undefined };
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.count++;
@@ -56,6 +70,11 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
       if (--inFlight.count === 0) inFlight.onIdle?.();
     });
   });
+  return inFlight;
+}
+
+/** Listens on HOST:PORT; a port taken, forbidden or not on this machine ends the process with its own exit code. */
+function listen(server: Server, config: Config, logger: Logger): void {
   server.on('error', (error: NodeJS.ErrnoException) => {
     const listenError = LISTEN_ERRORS.find((e) => e.code === error.code);
     if (!listenError) throw error;
@@ -68,42 +87,49 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}${GRAPHQL_PATH}`);
   });
+}
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.stopping();
-    if (config.shutdownDelayMs > 0) {
-      // Still serving, /ready already 503: the load balancer's next probes take this process out.
-      logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: /ready says 503, still serving');
-      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
-    }
-    logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
-    // A worker whose listen the primary has not answered yet waits for the answer: closing first
-    // makes node's cluster code call close() on the null handle of a failed listen, and crash.
-    if (cluster.isWorker && !server.listening) await settledListen(server, 2000);
-    // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
-    server.close();
-    server.closeIdleConnections();
-    // The operations port stays open until exit: /ready says 503, /health 200, while the work in flight finishes.
-    const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
-    if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');
-    server.closeAllConnections();
-    if (drained) {
-      await app.dispose(); // closes the upstream pools once their calls are done (none are)
-    } else {
-      // Past the deadline the callers are gone; do not wait on their upstream calls too.
-      void app.dispose();
-    }
-    await options.sandbox?.close();
-    logger.info('stopped');
-    await options.flushLogs();
-    // Told, the primary does not wait on an exit that a DNS lookup in libuv's threads holds.
-    if (cluster.isWorker) await Promise.race([askPrimary(EXITING, process.pid).catch(() => {}), new Promise((r) => setTimeout(r, 200))]);
-    process.exit(0);
-  };
-  onStopSignals((signal) => void stop(signal));
+/** The graceful stop: /ready 503 for SHUTDOWN_DELAY_MS, no new connections, the work in flight drained, then exit. */
+async function stop(
+  signal: string,
+  {
+    config,
+    logger,
+    options,
+    app,
+    server,
+    inFlight,
+  }: { config: Config; logger: Logger; options: ServeOptions; app: App; server: Server; inFlight: InFlight },
+): Promise<void> {
+  app.stopping();
+  if (config.shutdownDelayMs > 0) {
+    // Still serving, /ready already 503: the load balancer's next probes take this process out.
+    logger.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: /ready says 503, still serving');
+    await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+  }
+  logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
+  // A worker whose listen the primary has not answered yet waits for the answer: closing first
+  // makes node's cluster code call close() on the null handle of a failed listen, and crash.
+  if (cluster.isWorker && !server.listening) await settledListen(server, 2000);
+  // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
+  server.close();
+  server.closeIdleConnections();
+  // The operations port stays open until exit: /ready says 503, /health 200, while the work in flight finishes.
+  const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
+  if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');
+  server.closeAllConnections();
+  if (drained) {
+    await app.dispose(); // closes the upstream pools once their calls are done (none are)
+  } else {
+    // Past the deadline the callers are gone; do not wait on their upstream calls too.
+    void app.dispose();
+  }
+  await options.sandbox?.close();
+  logger.info('stopped');
+  await options.flushLogs();
+  // Told, the primary does not wait on an exit that a DNS lookup in libuv's threads holds.
+  if (cluster.isWorker) await Promise.race([askPrimary(EXITING, process.pid).catch(() => {}), new Promise((r) => setTimeout(r, 200))]);
+  process.exit(0);
 }
 
 /** Resolves once `server` listens or fails to, or after `withinMs`. */
