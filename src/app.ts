@@ -20,9 +20,9 @@ import { yogaLogging } from './pipeline/yoga-logging.js';
 import { memoryApqStore, type ApqStore } from './data/apq-store.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
-import type { LookupStore } from './data/store.js';
+import type { SharedLookupStore } from './data/store.js';
 import { createApqStore, createStore } from './data/stores.js';
-import { Lookups } from './data/lookups.js';
+import { CachedLookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
 
@@ -35,7 +35,7 @@ export interface AppOptions {
   /** Tracing to use instead of the OTLP exporter of OTEL_EXPORTER_OTLP_ENDPOINT (tests pass an in-memory one). */
   tracing?: Tracing;
   /** Where lookups meet, instead of one built from config (a cluster worker's: the primary's). */
-  store?: LookupStore | undefined;
+  store?: SharedLookupStore | undefined;
   /** Where persisted queries are kept, instead of one built from config (a cluster worker's: the primary's). */
   apqStore?: ApqStore;
   /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
@@ -127,10 +127,10 @@ export function createApp(config: Config, options: AppOptions): App {
 /** What the plugins and the fast path share. */
 interface Parts {
   upstream: UpstreamClient;
-  store: LookupStore | undefined;
+  store: SharedLookupStore | undefined;
   apqStore: ApqStore;
   tracing: Tracing | undefined;
-  lookups: Lookups;
+  lookups: CachedLookups;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -221,9 +221,9 @@ function createUpstream(config: Config, metrics: Metrics, logger: Logger): Upstr
   });
 }
 
-/** Lookups through the cache and the store where they meet, with config.cache's settings. */
-function createLookups(config: Config, upstream: UpstreamClient, store: LookupStore | undefined, metrics: Metrics): Lookups {
-  return new Lookups(upstream, {
+/** CachedLookups through the cache and the store where they meet, with config.cache's settings. */
+function createLookups(config: Config, upstream: UpstreamClient, store: SharedLookupStore | undefined, metrics: Metrics): CachedLookups {
+  return new CachedLookups(upstream, {
     store,
     keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,

@@ -91,36 +91,40 @@ interface Mapped {
 
 /** Upstream failure -> gateway code and Spanish message (the contract's error table). */
 function mapUpstream(error: UpstreamError): Mapped {
-  const said = error.upstreamMessage?.trim() || undefined;
-  switch (error.kind) {
-    case 'missing_token':
+  const upstreamMessage = error.upstreamMessage?.trim() || undefined;
+  switch (error.code) {
+    case 'UPSTREAM_MISSING_TOKEN':
       return { code: 'UNAUTHENTICATED', message: 'Falta el token de acceso: envíe la cabecera Authorization: Bearer <token>.' };
-    case 'unavailable':
+    case 'UPSTREAM_UNAVAILABLE':
       return {
         code: 'UPSTREAM_UNAVAILABLE',
         message:
-          said ??
+          upstreamMessage ??
           ('reason' in error && error.reason === 'timeout'
             ? 'El servicio de consulta no respondió a tiempo; reintente en unos segundos.'
             : UNAVAILABLE_MESSAGE),
       };
-    case 'invalid_response':
+    case 'UPSTREAM_INVALID_RESPONSE':
       return { code: 'UPSTREAM_ERROR', message: INVALID_RESPONSE_MESSAGES[(error as UpstreamInvalidResponseError).reason] };
-    case 'http':
-      return mapHttp(error.status ?? 0, error.upstreamCode, said);
+    case 'UPSTREAM_HTTP_ERROR':
+      return mapHttp(error.status ?? 0, error.upstreamCode, upstreamMessage);
   }
 }
 
-function mapHttp(status: number, upstreamCode: string | undefined, said: string | undefined): Mapped {
+function mapHttp(status: number, upstreamCode: string | undefined, upstreamMessage: string | undefined): Mapped {
   // 401 and 403 mean the same whatever code the upstream puts on them.
-  if (status === 401) return { code: 'UNAUTHENTICATED', message: said ?? 'El servicio rechazó el token de acceso (inválido o vencido).' };
-  if (status === 403) return { code: 'FORBIDDEN', message: said ?? 'El plan del token no permite esta consulta.' };
+  if (status === 401)
+    return { code: 'UNAUTHENTICATED', message: upstreamMessage ?? 'El servicio rechazó el token de acceso (inválido o vencido).' };
+  if (status === 403) return { code: 'FORBIDDEN', message: upstreamMessage ?? 'El plan del token no permite esta consulta.' };
   // A code counts with its own status; a 2xx with success=false has only its code to go by.
   const known = upstreamCode ? KNOWN_UPSTREAM_CODES[upstreamCode] : undefined;
   if (known && (status === known.status || isSuccessStatus(status))) {
-    return { code: known.code, message: said ?? known.message };
+    return { code: known.code, message: upstreamMessage ?? known.message };
   }
-  return { code: 'UPSTREAM_ERROR', message: said ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).` };
+  return {
+    code: 'UPSTREAM_ERROR',
+    message: upstreamMessage ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).`,
+  };
 }
 
 /** A 2xx or 3xx the gateway could not use: what the caller is told, and whether it paid. */

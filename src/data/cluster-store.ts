@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Claim, ClaimOptions, Lease, LookupStore, MemoryStore } from './store.js';
+import type { Claim, ClaimOptions, Lease, SharedLookupStore, MemoryStore } from './store.js';
 
 /**
  * The workers of one instance share the primary's MemoryStore over node:cluster's IPC
@@ -20,7 +20,7 @@ type Request =
   | { type: typeof ABANDON; id: number };
 
 /** A worker's side: every claim goes to the primary. */
-export class ClusterStore implements LookupStore {
+export class ClusterStore implements SharedLookupStore {
   readonly kind = 'cluster';
   #next = 0;
   readonly #pending = new Map<number, (reply: Reply) => void>();

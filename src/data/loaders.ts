@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
-import type { LookupContext, Lookups } from './lookups.js';
+import type { LookupCaller, CachedLookups } from './lookups.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
-export interface Loaders {
+export interface RequestLoaders {
   /** POST /ruc by RUC. */
   ruc: DataLoader<string, RucRecord>;
   /** POST /ruc-sunat by RUC; serves both `contribuyenteDetalle` and `Contribuyente.detalle`. */
@@ -15,13 +15,13 @@ export interface Loaders {
  * Fresh loaders for one request: their caches hold the caller's answers, so they
  * must never outlive the request or serve another token. Keys arrive validated and trimmed.
  * `call` carries the token, its cache key, `no-cache`, and this request's observers.
- * Below the loaders, `Lookups` shares answers across requests (cache and calls in flight).
+ * Below the loaders, `CachedLookups` shares answers across requests (cache and calls in flight).
  *
  * The REST API has no batch lookup, so a batch becomes one call per key; `concurrency`
  * bounds how many of this request's calls are in flight at once, across all three loaders.
  */
-export function createLoaders(lookups: Lookups, call: LookupContext, concurrency: number): Loaders {
-  return new RequestLoaders(lookups, call, semaphore(concurrency));
+export function createLoaders(lookups: CachedLookups, call: LookupCaller, concurrency: number): RequestLoaders {
+  return new LazyLoaders(lookups, call, semaphore(concurrency));
 }
 
 /**
@@ -29,26 +29,26 @@ export function createLoaders(lookups: Lookups, call: LookupContext, concurrency
  * a literal's accessors and hidden class anew each time, and with the literal the request's
  * objects were promoted to the old generation (docs/performance.md).
  */
-class RequestLoaders implements Loaders {
-  #ruc: Loaders['ruc'] | undefined;
-  #rucSunat: Loaders['rucSunat'] | undefined;
-  #licencia: Loaders['licencia'] | undefined;
+class LazyLoaders implements RequestLoaders {
+  #ruc: RequestLoaders['ruc'] | undefined;
+  #rucSunat: RequestLoaders['rucSunat'] | undefined;
+  #licencia: RequestLoaders['licencia'] | undefined;
 
   constructor(
-    private readonly lookups: Lookups,
-    private readonly call: LookupContext,
+    private readonly lookups: CachedLookups,
+    private readonly call: LookupCaller,
     private readonly run: ReturnType<typeof semaphore>,
   ) {}
 
-  get ruc(): Loaders['ruc'] {
+  get ruc(): RequestLoaders['ruc'] {
     return (this.#ruc ??= this.#loaderOf((key) => this.lookups.ruc(key, this.call)));
   }
 
-  get rucSunat(): Loaders['rucSunat'] {
+  get rucSunat(): RequestLoaders['rucSunat'] {
     return (this.#rucSunat ??= this.#loaderOf((key) => this.lookups.rucSunat(key, this.call)));
   }
 
-  get licencia(): Loaders['licencia'] {
+  get licencia(): RequestLoaders['licencia'] {
     return (this.#licencia ??= this.#loaderOf((key) => this.lookups.licencia(key, this.call)));
   }
 

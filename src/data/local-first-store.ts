@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { MemoryStore, type Claim, type ClaimOptions, type Lease, type LookupStore } from './store.js';
+import { MemoryStore, type Claim, type ClaimOptions, type Lease, type SharedLookupStore } from './store.js';
 
 export interface LocalFirstOptions {
   /**
@@ -25,9 +25,9 @@ const TROUBLE_MS = 30_000;
  * own memory store would. While the shared store is well, only its answers are read, so that one
  * instance's refresh (`no-cache`) is what every instance sees.
  */
-export class LocalFirstStore implements LookupStore {
-  readonly kind: LookupStore['kind'];
-  readonly #shared: LookupStore;
+export class LocalFirstStore implements SharedLookupStore {
+  readonly kind: SharedLookupStore['kind'];
+  readonly #shared: SharedLookupStore;
   /** Calls in flight: every settle here has no time to live. */
   readonly #local = new MemoryStore({ maxEntries: 1, coalesce: true });
   readonly #kept: LRUCache<string, string>;
@@ -35,7 +35,7 @@ export class LocalFirstStore implements LookupStore {
   readonly #onTimeout: (() => void) | undefined;
   #troubleUntil = 0;
 
-  constructor(shared: LookupStore, options: LocalFirstOptions = {}) {
+  constructor(shared: SharedLookupStore, options: LocalFirstOptions = {}) {
     this.kind = shared.kind;
     this.#shared = shared;
     this.#timeoutMs = options.claimTimeoutMs ?? 2000;

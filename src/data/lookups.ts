@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { LookupStore } from './store.js';
-import type { CallContext, UpstreamClient } from '../upstream/client.js';
+import type { SharedLookupStore } from './store.js';
+import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
   UpstreamError,
@@ -22,7 +22,7 @@ export const KEY_PREFIX = 'gw3:';
 
 export interface LookupsOptions {
   /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
-  store: LookupStore | undefined;
+  store: SharedLookupStore | undefined;
   /** Keep answers (CACHE=on); false still lets lookups share a call in flight (COALESCE). */
   keep: boolean;
   /** Time to live of a found record, per operation. */
@@ -44,7 +44,7 @@ export interface LookupsOptions {
 export type CacheResult = 'hit' | 'flight' | 'miss' | 'off';
 
 /** Per-call context of a lookup: the upstream's, plus what the cache needs. */
-export interface LookupContext extends CallContext {
+export interface LookupCaller extends UpstreamCaller {
   /** The token as it appears in cache keys (see `tokenKey`); never the token itself. */
   tokenKey: string | undefined;
   /** `Cache-Control: no-cache`: do not read the cache; fetch, and store the fresh answer. */
@@ -59,16 +59,16 @@ export interface LookupContext extends CallContext {
 type Entry<T> = { record: T } | { failure: UpstreamErrorData };
 
 /**
- * Lookups with the caller's quota in mind: answers kept per operation, key and token, and
+ * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
  * concurrent identical lookups sharing one upstream call, in this process, across the workers
  * of an instance or across instances, as far as the store reaches. A token's answers are only
  * ever served to that token (free and paid plans see different things). Only found records
  * and DOCUMENT_NOT_FOUND are kept; a failure reaches only the callers that waited on its call.
  * Batch validations never come through here.
  */
-export class Lookups {
+export class CachedLookups {
   readonly #client: UpstreamClient;
-  readonly #store: LookupStore | undefined;
+  readonly #store: SharedLookupStore | undefined;
   readonly #options: LookupsOptions;
   readonly #secret: string | undefined;
 
@@ -85,25 +85,25 @@ export class Lookups {
     return (this.#secret ? createHmac('sha256', this.#secret) : createHash('sha256')).update(token).digest('base64url');
   }
 
-  ruc(ruc: string, ctx: LookupContext): Promise<RucRecord> {
+  ruc(ruc: string, ctx: LookupCaller): Promise<RucRecord> {
     return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx));
   }
 
-  rucSunat(ruc: string, ctx: LookupContext): Promise<RucSunatRecord> {
+  rucSunat(ruc: string, ctx: LookupCaller): Promise<RucSunatRecord> {
     return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx));
   }
 
-  licencia(numLicencia: string, ctx: LookupContext): Promise<LicenciaRecord> {
+  licencia(numLicencia: string, ctx: LookupCaller): Promise<LicenciaRecord> {
     return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx));
   }
 
-  #lookup<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
+  #lookup<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
     // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
     if (!this.#store && !ctx.onLookupStart) return fetch();
     return this.#observed(op, key, ctx, fetch);
   }
 
-  async #observed<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>): Promise<T> {
+  async #observed<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
     const finish = ctx.onLookupStart?.(op);
     let result: CacheResult = 'off';
     try {
@@ -118,7 +118,7 @@ export class Lookups {
     }
   }
 
-  async #find<T>(op: LookupOp, key: string, ctx: LookupContext, fetch: () => Promise<T>, outcome: (r: CacheResult) => void): Promise<T> {
+  async #find<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>, outcome: (r: CacheResult) => void): Promise<T> {
     const store = this.#store;
     // No token (the client refuses it without a call) or no store: nothing to share.
     if (!store || !ctx.tokenKey) return fetch();

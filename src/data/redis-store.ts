@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { connectRedis, type RedisConnection, type RedisTarget } from './redis-connection.js';
-import type { Claim, ClaimOptions, Lease, LookupStore } from './store.js';
+import type { Claim, ClaimOptions, Lease, SharedLookupStore } from './store.js';
 
 export interface RedisStoreOptions extends RedisTarget {
   /** Longest a lead may hold a key (its lock's time to live): past it, a waiter makes the call itself. */
@@ -43,7 +43,7 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  * While Redis is away, commands fail at once (no offline queue) and every claim is a lead:
  * an outage costs calls, never a failed lookup. ioredis reconnects by itself.
  */
-export class RedisStore implements LookupStore {
+export class RedisStore implements SharedLookupStore {
   readonly kind = 'redis';
   readonly #redis: RedisConnection;
   /** A connection of its own for pub/sub, as Redis requires. */

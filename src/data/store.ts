@@ -29,7 +29,7 @@ export interface ClaimOptions {
  * over the primary's MemoryStore) and for instances sharing Redis (RedisStore). Every method
  * resolves: a store that cannot answer says `lead`, so an outage costs a call, never an error.
  */
-export interface LookupStore {
+export interface SharedLookupStore {
   readonly kind: 'memory' | 'cluster' | 'redis';
   claim(key: string, options: ClaimOptions): Promise<Claim>;
   /** Whether the store can serve now (for readiness checks). */
@@ -50,7 +50,7 @@ export interface MemoryStoreOptions {
 type Flight = ((claim: Claim) => void)[];
 
 /** One process's store: an LRU bounded by entries and by bytes, and the calls in flight. */
-export class MemoryStore implements LookupStore {
+export class MemoryStore implements SharedLookupStore {
   readonly kind = 'memory';
   readonly #lru: LRUCache<string, string>;
   readonly #flights = new Map<string, Flight>();

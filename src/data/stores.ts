@@ -5,7 +5,7 @@ import { memoryApqStore, redisApqStore, type ApqStore } from './apq-store.js';
 import { ClusterStore } from './cluster-store.js';
 import { LocalFirstStore } from './local-first-store.js';
 import { RedisStore, type StoreOp } from './redis-store.js';
-import { MemoryStore, type LookupStore } from './store.js';
+import { MemoryStore, type SharedLookupStore } from './store.js';
 
 /** Where lookups meet: nowhere with CACHE=off and COALESCE=off, Redis with REDIS_URL, else in memory. */
 export function storeKind(cache: Config['cache']): 'none' | 'redis' | 'memory' {
@@ -30,7 +30,7 @@ export interface StoreDeps {
  * behind this process's own calls in flight, so that it can cost at most one call per key and
  * process when it stalls; its errors and time-outs are counted and logged.
  */
-export function createStore(config: Config, deps: StoreDeps): LookupStore | undefined {
+export function createStore(config: Config, deps: StoreDeps): SharedLookupStore | undefined {
   const kind = storeKind(config.cache);
   if (kind === 'none') return undefined;
   if (kind === 'memory' && !deps.clusterWorker) return createMemoryStore(config.cache);

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import type { LookupStore } from '../data/store.js';
+import type { SharedLookupStore } from '../data/store.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE } from '../errors.js';
 import { refuse } from './refuse.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -29,7 +29,7 @@ const PROBE_TIMEOUT_MS = 1000;
  * This process's readiness: an upstream origin is reachable (a TCP connect, which costs no plan
  * query) and not behind an open breaker, and the shared store answers when one is configured.
  */
-export function readinessOf(upstream: UpstreamClient, store: LookupStore | undefined): () => Promise<Readiness> {
+export function readinessOf(upstream: UpstreamClient, store: SharedLookupStore | undefined): () => Promise<Readiness> {
   const probes = new Map<string, { at: number; result: Promise<boolean> }>();
   const reachable = (url: string): Promise<boolean> => {
     const cached = probes.get(url);

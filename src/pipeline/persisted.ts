@@ -15,9 +15,9 @@ function documentIdOf(params: GraphQLParams, request: Request): string | null {
 }
 
 /** The manifest's own entry: a name such as `__proto__` or `constructor` is no document. */
-const own = (manifest: Readonly<Record<string, string>>, id: string) => (Object.hasOwn(manifest, id) ? manifest[id] : undefined);
+const manifestEntry = (manifest: Readonly<Record<string, string>>, id: string) => (Object.hasOwn(manifest, id) ? manifest[id] : undefined);
 
-const refused = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', message, { extensions: { http: { status: 400 } } });
+const notTrusted = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', message, { extensions: { http: { status: 400 } } });
 
 /**
  * Persisted documents, one of two ways.
@@ -38,11 +38,11 @@ export function usePersistedDocuments(options: { manifest?: Readonly<Record<stri
     allowArbitraryOperations: false,
     extractPersistedOperationId: documentIdOf,
     // The client preset's keys are `sha256:<hex>`; an APQ hash is the bare hex.
-    getPersistedOperation: (id) => own(manifest, id) ?? own(manifest, `sha256:${id}`) ?? null,
+    getPersistedOperation: (id) => manifestEntry(manifest, id) ?? manifestEntry(manifest, `sha256:${id}`) ?? null,
     customErrors: {
-      notFound: refused('El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).'),
-      keyNotFound: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId.'),
-      persistedQueryOnly: refused('Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.'),
+      notFound: notTrusted('El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).'),
+      keyNotFound: notTrusted('Este gateway solo ejecuta documentos de confianza: envíe su documentId.'),
+      persistedQueryOnly: notTrusted('Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.'),
     },
   });
 }

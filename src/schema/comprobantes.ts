@@ -136,7 +136,7 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
 });
 
 /** Both batches: every receipt sent is billed, up to the configured most (more is refused whole, for free). */
-const RECEIPTS = {
+const RECEIPT_BATCH_BILLING = {
   weight: PLAN_COST.receipt,
   argument: 'comprobantes',
   list: true,
@@ -150,7 +150,7 @@ builder.mutationFields((t) => ({
     nullable: true,
     ...billed(
       `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe.`,
-      RECEIPTS,
+      RECEIPT_BATCH_BILLING,
     ),
     args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }) },
     resolve: (_root, { comprobantes }, ctx) =>
@@ -163,7 +163,7 @@ builder.mutationFields((t) => ({
     nullable: true,
     ...billed(
       "Igual, con cada comprobante como texto 'ruc|tipo|serie|numero|fecha|total'. REST: POST /validacion-multiple-cpe-v2.",
-      RECEIPTS,
+      RECEIPT_BATCH_BILLING,
     ),
     args: {
       comprobantes: t.arg.stringList({ required: true, description: "De 1 a MAX_RECEIPTS líneas 'ruc|tipo|serie|numero|fecha|total'." }),

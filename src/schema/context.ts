@@ -4,8 +4,8 @@ import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ClientGone } from './client-gone.js';
-import { createLoaders, type Loaders } from '../data/loaders.js';
-import type { LookupContext, Lookups } from '../data/lookups.js';
+import { createLoaders, type RequestLoaders } from '../data/loaders.js';
+import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -15,8 +15,8 @@ export interface Context {
   readonly token: string | undefined;
   readonly upstream: UpstreamClient;
   /** Token, cache key and this request's observers, handed to every upstream call. */
-  readonly call: LookupContext;
-  readonly loaders: Loaders;
+  readonly call: LookupCaller;
+  readonly loaders: RequestLoaders;
   /** What this request did (calls, cost), for its report and its `extensions`. */
   readonly state: RequestState;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
@@ -25,7 +25,7 @@ export interface Context {
 
 export interface ContextOptions {
   upstream: UpstreamClient;
-  lookups: Lookups;
+  lookups: CachedLookups;
   /** Upstream calls one request may have in flight at once. */
   concurrency: number;
   maxReceipts: number;
@@ -47,7 +47,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
     const state = requestState(request);
     const span = tracing ? state.span : undefined;
     const tokenKey = lookups.tokenKey(token);
-    const call: LookupContext = {
+    const call: LookupCaller = {
       token,
       // The cache key's hash of the token when there is one; else a one-shot hash(), cheaper than createHash().
       caller: tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),

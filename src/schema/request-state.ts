@@ -20,7 +20,7 @@ export interface RequestState {
   /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
   estimatedCost: number | undefined;
   readonly upstreamCalls: UpstreamCallInfo[];
-  /** Lookups answered from the cache or from another request's call in flight. */
+  /** CachedLookups answered from the cache or from another request's call in flight. */
   cacheHits: number;
   errorCodes: string[];
 }

@@ -68,7 +68,7 @@ export class Metrics {
   });
   readonly #cache = new Counter({
     name: 'gateway_cache_lookups_total',
-    help: 'Lookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
+    help: 'CachedLookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
     labelNames: ['op', 'result'] as const,
     registers: [this.registry],
   });

@@ -20,10 +20,10 @@ import {
   type ValidacionRecord,
 } from './schemas.js';
 
-import type { CallContext, UpstreamClientOptions } from './options.js';
+import type { UpstreamCaller, UpstreamClientOptions } from './options.js';
 
 export type { UpstreamCallInfo } from './origin.js';
-export type { CallContext, UpstreamClientOptions } from './options.js';
+export type { UpstreamCaller, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
 
 interface Route {
@@ -34,7 +34,7 @@ interface Route {
 
 /**
  * The REST client: the five operations over one primary origin and an optional fallback.
- * Lookups are retried (retryable failures only, exponential backoff with full jitter, one
+ * CachedLookups are retried (retryable failures only, exponential backoff with full jitter, one
  * deadline) and go to the fallback when the primary is unavailable; batch validations are
  * never retried nor sent elsewhere (each try would bill every receipt again). Each origin
  * has its own circuit breaker.
@@ -80,7 +80,7 @@ export class UpstreamClient {
   }
 
   /** POST /ruc: summary record. */
-  ruc(ruc: string, ctx: CallContext): Promise<RucRecord> {
+  ruc(ruc: string, ctx: UpstreamCaller): Promise<RucRecord> {
     return this.#lookup(
       { path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: PLAN_COST['/ruc'], isOther: (r) => r.ruc.trim() !== ruc },
       ctx,
@@ -88,7 +88,7 @@ export class UpstreamClient {
   }
 
   /** POST /ruc-sunat: detailed record. */
-  rucSunat(ruc: string, ctx: CallContext): Promise<RucSunatRecord> {
+  rucSunat(ruc: string, ctx: UpstreamCaller): Promise<RucSunatRecord> {
     return this.#lookup(
       {
         path: '/ruc-sunat',
@@ -102,7 +102,7 @@ export class UpstreamClient {
   }
 
   /** POST /licencia-conducir: licence holder. */
-  licencia(numLicencia: string, ctx: CallContext): Promise<LicenciaRecord> {
+  licencia(numLicencia: string, ctx: UpstreamCaller): Promise<LicenciaRecord> {
     return this.#lookup(
       {
         path: '/licencia-conducir',
@@ -117,7 +117,7 @@ export class UpstreamClient {
   }
 
   /** POST /validacion-multiple-cpe: billed per receipt. */
-  validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: CallContext): Promise<ValidacionRecord> {
+  validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: UpstreamCaller): Promise<ValidacionRecord> {
     return this.#batch(
       {
         path: '/validacion-multiple-cpe',
@@ -133,7 +133,7 @@ export class UpstreamClient {
   validarComprobantesTexto(
     lineas: readonly string[],
     credenciales: CredencialesSol | undefined,
-    ctx: CallContext,
+    ctx: UpstreamCaller,
   ): Promise<ValidacionRecord> {
     const body: Record<string, unknown> = { comprobantes: lineas };
     if (credenciales) {
@@ -157,7 +157,7 @@ export class UpstreamClient {
     await Promise.all(this.#routes.map((r) => r.origin.close()));
   }
 
-  #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: CallContext): Promise<z.output<S>> {
+  #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: UpstreamCaller): Promise<z.output<S>> {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     const token = ctx.token;
     const deadlineAt = performance.now() + this.#deadlineMs;
@@ -170,7 +170,7 @@ export class UpstreamClient {
   }
 
   /** Attempt `n` of a lookup: with one origin, the call itself, with no frame of its own around it. */
-  #attempt<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: CallContext, n: number, deadlineAt: number): Promise<z.output<S>> {
+  #attempt<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number): Promise<z.output<S>> {
     const routes = this.#routes;
     return routes.length === 1
       ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutMs, deadlineAt)
@@ -178,7 +178,7 @@ export class UpstreamClient {
   }
 
   /** One attempt over the origins in order: only an unavailable origin sends the lookup on. */
-  async #acrossRoutes<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: CallContext, n: number, deadlineAt: number) {
+  async #acrossRoutes<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number) {
     let lastError: unknown;
     for (const route of this.#routes) {
       try {
@@ -193,7 +193,7 @@ export class UpstreamClient {
     throw lastError;
   }
 
-  #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: CallContext): Promise<ValidacionRecord> {
+  #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: UpstreamCaller): Promise<ValidacionRecord> {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     return this.#call(this.#routes[0]!, req, ctx.token, ctx, 1, this.#batchTimeoutMs, performance.now() + this.#batchTimeoutMs);
   }
@@ -206,7 +206,7 @@ export class UpstreamClient {
     route: Route,
     req: RestCall<S>,
     token: string,
-    ctx: CallContext,
+    ctx: UpstreamCaller,
     attempt: number,
     timeoutMs: number,
     deadlineAt: number,
@@ -232,7 +232,7 @@ export class UpstreamClient {
     route: Route,
     req: RestCall<S>,
     token: string,
-    ctx: CallContext,
+    ctx: UpstreamCaller,
     attempt: number,
     caller: string,
     timeoutMs: number,

@@ -1,12 +1,25 @@
 /**
- * Every way an upstream call can fail, as one small tree of typed errors.
- * Stable `kind` strings let callers branch without instanceof chains; nothing here
- * knows GraphQL (src/errors.ts maps these to the gateway's error codes).
+ * Every way an upstream call can fail, as one small tree of typed errors, each class with one
+ * stable `code` (as undici's `UND_ERR_*`) that callers branch on without instanceof chains, and
+ * structured fields (a `reason` says which case of its class). Nothing here knows GraphQL
+ * (src/errors.ts maps these to the gateway's error codes).
  */
-export type UpstreamErrorKind = 'missing_token' | 'http' | 'unavailable' | 'invalid_response';
+export const UPSTREAM_ERROR_CODES = {
+  UPSTREAM_MISSING_TOKEN: 'missing_token',
+  UPSTREAM_HTTP_ERROR: 'http',
+  UPSTREAM_UNAVAILABLE: 'unavailable',
+  UPSTREAM_INVALID_RESPONSE: 'invalid_response',
+} as const;
+export type UpstreamErrorCode = keyof typeof UPSTREAM_ERROR_CODES;
+/** The short name of a code, as metrics and logs label it: derived, never stored. */
+export type UpstreamErrorKind = (typeof UPSTREAM_ERROR_CODES)[UpstreamErrorCode];
 
 export abstract class UpstreamError extends Error {
-  abstract readonly kind: UpstreamErrorKind;
+  abstract readonly code: UpstreamErrorCode;
+  /** The code's short name, for metric labels and log fields. */
+  get kind(): UpstreamErrorKind {
+    return UPSTREAM_ERROR_CODES[this.code];
+  }
   /** REST path that was (or would have been) called, e.g. `/ruc`. */
   readonly path: string;
   /** HTTP status of the answer, when there was one. */
@@ -40,7 +53,7 @@ export abstract class UpstreamError extends Error {
 
 /** The caller sent no bearer token: refused before any network I/O, so it costs no query. */
 export class MissingTokenError extends UpstreamError {
-  readonly kind = 'missing_token';
+  readonly code = 'UPSTREAM_MISSING_TOKEN';
   override readonly name = 'MissingTokenError';
   constructor(path: string) {
     super(`no bearer token for ${path}; no call made`, { path });
@@ -49,7 +62,7 @@ export class MissingTokenError extends UpstreamError {
 
 /** The upstream answered with an error: a non-2xx status, or a 2xx envelope with success=false. */
 export class UpstreamHttpError extends UpstreamError {
-  readonly kind = 'http';
+  readonly code = 'UPSTREAM_HTTP_ERROR';
   override readonly name = 'UpstreamHttpError';
   constructor(fields: {
     path: string;
@@ -73,7 +86,7 @@ export const REFUSED_WITHOUT_CALL: ReadonlySet<UnavailableReason> = new Set(['br
 
 /** The upstream could not be reached or gave no usable answer; worth retrying later. */
 export class UpstreamUnavailableError extends UpstreamError {
-  readonly kind = 'unavailable';
+  readonly code = 'UPSTREAM_UNAVAILABLE';
   override readonly name = 'UpstreamUnavailableError';
   readonly reason: UnavailableReason;
   /**
@@ -127,7 +140,7 @@ const RETRYABLE_REASONS: ReadonlySet<InvalidResponseReason> = new Set(['not_json
 
 /** An answer (2xx or 3xx) the gateway cannot use; never retried, never cached. */
 export class UpstreamInvalidResponseError extends UpstreamError {
-  readonly kind = 'invalid_response';
+  readonly code = 'UPSTREAM_INVALID_RESPONSE';
   override readonly name = 'UpstreamInvalidResponseError';
   readonly reason: InvalidResponseReason;
   /** Where the record broke, as zod paths: field names only, never values. */
@@ -156,6 +169,7 @@ export function isUpstreamError(error: unknown): error is UpstreamError {
 
 /** An upstream failure as plain data, to hand to callers in other processes that joined the call. */
 export interface UpstreamErrorData {
+  /** The code's short name: the format kept in shared stores, which other versions read (src/data/lookups.ts's KEY_PREFIX). */
   kind: UpstreamErrorKind;
   path: string;
   status?: number | undefined;

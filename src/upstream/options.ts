@@ -30,7 +30,7 @@ export interface UpstreamClientOptions {
 }
 
 /** Per-call context: the caller's token (never stored) and an observer of this request's calls. */
-export interface CallContext {
+export interface UpstreamCaller {
   token: string | undefined;
   /** Stands for the caller (a hash of the token) when callers take turns for the upstream's connections. */
   caller?: string | undefined;

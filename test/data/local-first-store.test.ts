@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalFirstStore } from '../../src/data/local-first-store.js';
-import { MemoryStore, type Claim, type LookupStore } from '../../src/data/store.js';
+import { MemoryStore, type Claim, type SharedLookupStore } from '../../src/data/store.js';
 
 /** Follows a claim's waits to its end. */
 async function settled(claim: Claim | Promise<Claim>): Promise<Exclude<Claim, { kind: 'wait' }>> {
@@ -10,7 +10,7 @@ async function settled(claim: Claim | Promise<Claim>): Promise<Exclude<Claim, { 
 }
 
 /** A shared store that never answers (a Redis paused, an IPC channel stuck), counting the claims that reach it. */
-function stalled(): LookupStore & { claims: number } {
+function stalled(): SharedLookupStore & { claims: number } {
   return {
     kind: 'redis',
     claims: 0,
@@ -76,7 +76,7 @@ describe('LocalFirstStore: a process shares its own calls in flight, whatever th
 
 describe('LocalFirstStore: what this process paid for, kept for when the shared store is in trouble', () => {
   /** A shared store that is gone: every claim a lead, nothing kept, not healthy. */
-  function gone(): LookupStore & { claims: number } {
+  function gone(): SharedLookupStore & { claims: number } {
     return {
       kind: 'redis',
       claims: 0,

@@ -26,7 +26,7 @@ async function answerWhenUp(port: number, withinMs: number) {
   }
 }
 
-/** Lookups for a while, each on its own connection, so that each worker logs many lines. */
+/** CachedLookups for a while, each on its own connection, so that each worker logs many lines. */
 async function lookupsFor(port: number, count: number) {
   const answers = await Promise.all(
     Array.from({ length: count }, () => postOnce(`http://127.0.0.1:${port}/graphql`, QUERY, { ruc: '20100123453' })),

@@ -48,7 +48,7 @@ describe('npm start with OPS_PORT (default workers)', () => {
   });
 
   it('keeps GraphQL answering as fast while 3,000 scrapes hit the operations port', async () => {
-    /** Lookups one after another until `until` settles: their p99, in ms. */
+    /** CachedLookups one after another until `until` settles: their p99, in ms. */
     const p99While = async (until: Promise<unknown>) => {
       let going = true;
       void until.finally(() => (going = false));

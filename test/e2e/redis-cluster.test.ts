@@ -133,7 +133,7 @@ describe('REDIS_CLUSTER=on, three instances over three primaries and three repli
     };
     const primary = (await roles())['master'][0];
     const victim = nodes.find((n) => n.port === primary)!;
-    // Lookups before, during and after the failover, in waves.
+    // CachedLookups before, during and after the failover, in waves.
     for (let wave = 0; wave < 6; wave++) {
       if (wave === 2) await victim.stop();
       await Promise.all(rucs.slice(wave * 10, wave * 10 + 10).map((r, i) => ask(r, i)));

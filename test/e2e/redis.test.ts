@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
+import { KEY_PREFIX } from '../../src/data/lookups.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
 
@@ -79,7 +80,7 @@ describe('a shared Redis cache (a real redis-server)', () => {
   it("makes the call itself once a lead's lock expires (the lead died)", async () => {
     // A lock left by an instance that died mid-call, with 600 ms left to live.
     const tokenKey = createHmac('sha256', SECRET).update('sandbox-pro').digest('base64url');
-    await inspect.set(`gw3:{ruc:${tokenKey}:20555678909}#lock`, 'a-dead-instance', 'PX', 600);
+    await inspect.set(`${KEY_PREFIX}{ruc:${tokenKey}:20555678909}#lock`, 'a-dead-instance', 'PX', 600);
     const started = Date.now();
     const { body } = await a.gql(ContribuyenteDocument, { ruc: '20555678909' });
     expect(body.data?.contribuyente?.ruc).toBe('20555678909');
@@ -103,7 +104,7 @@ describe('a shared Redis cache (a real redis-server)', () => {
     await a.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
-    const key = (await inspect.keys('gw3:{rucSunat:*:20501234568}'))[0]!;
+    const key = (await inspect.keys(`${KEY_PREFIX}{rucSunat:*:20501234568}`))[0]!;
     expect(await inspect.pttl(key)).toBeLessThanOrEqual(500);
     await sleep(600);
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
@@ -177,7 +178,7 @@ describe('CACHE=off with a shared Redis: calls in flight are still shared across
     } finally {
       sandbox.setFaults({});
     }
-    expect(await inspect.keys('gw3:{ruc:*:20457890126}')).toEqual([]);
+    expect(await inspect.keys(`${KEY_PREFIX}{ruc:*:20457890126}`)).toEqual([]);
     await d.gql(ContribuyenteDocument, { ruc: '20457890126' });
     expect(sandbox.callsTo('/ruc')).toHaveLength(2);
   });

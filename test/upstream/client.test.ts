@@ -52,6 +52,7 @@ describe('the REST client alone (no GraphQL)', () => {
     const error = await client.ruc(TRIGGERS.notFound.ruc, { token: 'sandbox-pro' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({
+      code: 'UPSTREAM_HTTP_ERROR',
       kind: 'http',
       status: 404,
       upstreamCode: 'document_not_found',
