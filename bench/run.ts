@@ -23,6 +23,8 @@ const WARMUP_SECONDS = 2;
  * before and after a change, side by side.
  */
 const BEFORE = process.env['BENCH_BEFORE'];
+/** With BENCH_BEFORE: measure only this build against it, in (a) and (c), and stop. */
+const ONLY_BEFORE = process.env['BENCH_ONLY_BEFORE'] === '1';
 /** (c) against the bare proxy's same ten calls before issue 22 (docs/performance.md): not to fall below. */
 const C_BEFORE_ISSUE_22 = 0.63;
 
@@ -111,6 +113,8 @@ export interface Row {
   /** Good answers per second against the bare proxy's, and against Mercurius's, in the same scenario. */
   toBare?: number;
   toMercurius?: number;
+  /** This build's good answers per second against BENCH_BEFORE's, measured in the same rounds. */
+  toBefore?: number;
   peakRssMb?: number;
   target?: string;
   met?: boolean;
@@ -166,8 +170,20 @@ async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
     (g, m) => g.rps >= 0.8 * m.rps,
   );
   if (before) {
-    const [bf, bb] = await compare([before, s.bare], s.sandbox, { body: BODIES.contribuyente, connections: 50 });
-    rows.push({ scenario: '(a) contribuyente, 50 conn', system: 'gateway (BENCH_BEFORE)', sample: bf!, toBare: bf!.rps / bb!.rps });
+    // This build and the one before, alternating in the same rounds, in (a) and (c).
+    for (const [scenario, body] of [
+      ['(a) contribuyente, 50 conn', BODIES.contribuyente],
+      ['(c) 10 calls: 5 RUCs + detalle', BODIES.aliases],
+    ] as const) {
+      const [now, bf] = await compare([s.gateway, before], s.sandbox, { body, connections: 50 });
+      rows.push({ scenario, system: 'gateway (this build, beside BENCH_BEFORE)', sample: now! });
+      rows.push({ scenario, system: 'gateway (BENCH_BEFORE)', sample: bf!, toBefore: now!.rps / bf!.rps });
+    }
+    if (ONLY_BEFORE) {
+      await before.stop();
+      await s.stop();
+      return rows;
+    }
   }
 
   log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
@@ -263,8 +279,8 @@ async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
 function table(rows: Row[]): string {
   const ratio = (r: number | undefined) => (r === undefined ? '' : r.toFixed(2));
   return [
-    '| scenario | system | good req/s | ÷ bare proxy | ÷ Mercurius | p50 ms | p99 ms | CPU µs/op | upstream calls/op | failed | peak RSS MB | target | met |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    '| scenario | system | good req/s | ÷ bare proxy | ÷ Mercurius | ÷ before | p50 ms | p99 ms | CPU µs/op | upstream calls/op | failed | peak RSS MB | target | met |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
     ...rows.map(
       (r) =>
         `| ${[
@@ -273,6 +289,7 @@ function table(rows: Row[]): string {
           r.sample.rps,
           ratio(r.toBare),
           ratio(r.toMercurius),
+          r.toBefore === undefined ? '' : `${r.toBefore.toFixed(2)} (this build ÷ before)`,
           r.sample.p50,
           r.sample.p99,
           r.sample.cpuUs,
@@ -304,7 +321,8 @@ async function main() {
   mkdirSync('bench/results', { recursive: true });
   const json = JSON.stringify(report, null, 2);
   writeFileSync(`bench/results/${report.at.replace(/[:.]/g, '-')}.json`, json);
-  writeFileSync('bench/results/latest.json', json);
+  // A comparison with the build before is not the bench's latest result.
+  if (!ONLY_BEFORE) writeFileSync('bench/results/latest.json', json);
   for (const run of runs) console.log(`\n### ${run.node}\n\n${table(run.rows)}`);
   console.log(`\n${report.durationSeconds} s, ${REPS} runs of ${SECONDS} s each, medians shown; bench/results/latest.json`);
 }

@@ -1,7 +1,13 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { GRAPHQL_PATH } from './config.js';
-import { isSuccessStatus, UpstreamError, UpstreamInvalidResponseError, type InvalidResponseReason } from './upstream/errors.js';
+import {
+  UpstreamError,
+  UpstreamInvalidResponseError,
+  type HttpRefusal,
+  type InvalidResponseReason,
+  type UpstreamHttpError,
+} from './upstream/errors.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -107,23 +113,15 @@ function mapUpstream(error: UpstreamError): Mapped {
     case 'UPSTREAM_INVALID_RESPONSE':
       return { code: 'UPSTREAM_ERROR', message: INVALID_RESPONSE_MESSAGES[(error as UpstreamInvalidResponseError).reason] };
     case 'UPSTREAM_HTTP_ERROR':
-      return mapHttp(error.status ?? 0, error.upstreamCode, upstreamMessage);
+      return mapHttp(error as UpstreamHttpError, upstreamMessage);
   }
 }
 
-function mapHttp(status: number, upstreamCode: string | undefined, upstreamMessage: string | undefined): Mapped {
-  // 401 and 403 mean the same whatever code the upstream puts on them.
-  if (status === 401)
-    return { code: 'UNAUTHENTICATED', message: upstreamMessage ?? 'El servicio rechazó el token de acceso (inválido o vencido).' };
-  if (status === 403) return { code: 'FORBIDDEN', message: upstreamMessage ?? 'El plan del token no permite esta consulta.' };
-  // A code counts with its own status; a 2xx with success=false has only its code to go by.
-  const known = upstreamCode ? KNOWN_UPSTREAM_CODES[upstreamCode] : undefined;
-  if (known && (status === known.status || isSuccessStatus(status))) {
-    return { code: known.code, message: upstreamMessage ?? known.message };
-  }
+function mapHttp(error: UpstreamHttpError, upstreamMessage: string | undefined): Mapped {
+  const mapped = HTTP_REFUSALS[error.reason];
   return {
-    code: 'UPSTREAM_ERROR',
-    message: upstreamMessage ?? `El servicio de consulta respondió con un error inesperado (HTTP ${status}).`,
+    code: mapped.code,
+    message: upstreamMessage ?? mapped.message ?? `El servicio de consulta respondió con un error inesperado (HTTP ${error.status}).`,
   };
 }
 
@@ -137,16 +135,16 @@ const INVALID_RESPONSE_MESSAGES: Record<InvalidResponseReason, string> = {
   redirect: 'El servicio de consulta respondió con una redirección, que el gateway no sigue.',
 };
 
-/** The spec's four error codes (section 7), the status each comes with, and our message when none is sent. */
-const KNOWN_UPSTREAM_CODES: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  invalid_input: { status: 400, code: 'INVALID_INPUT', message: 'El servicio rechazó los datos enviados.' },
-  document_not_found: { status: 404, code: 'DOCUMENT_NOT_FOUND', message: 'No se encontró información para el documento consultado.' },
-  quota_exceeded: { status: 429, code: 'QUOTA_EXCEEDED', message: 'Las consultas restantes del plan no alcanzan para esta operación.' },
-  upstream_unavailable: {
-    status: 503,
-    code: 'UPSTREAM_UNAVAILABLE',
-    message: UNAVAILABLE_MESSAGE,
-  },
+/** What each refusal of the upstream becomes, and our message when the upstream sent none. */
+const HTTP_REFUSALS: Record<HttpRefusal, { code: ErrorCode; message?: string }> = {
+  unauthenticated: { code: 'UNAUTHENTICATED', message: 'El servicio rechazó el token de acceso (inválido o vencido).' },
+  forbidden: { code: 'FORBIDDEN', message: 'El plan del token no permite esta consulta.' },
+  invalid_input: { code: 'INVALID_INPUT', message: 'El servicio rechazó los datos enviados.' },
+  document_not_found: { code: 'DOCUMENT_NOT_FOUND', message: 'No se encontró información para el documento consultado.' },
+  quota_exceeded: { code: 'QUOTA_EXCEEDED', message: 'Las consultas restantes del plan no alcanzan para esta operación.' },
+  upstream_unavailable: { code: 'UPSTREAM_UNAVAILABLE', message: UNAVAILABLE_MESSAGE },
+  // Its message names the status.
+  other: { code: 'UPSTREAM_ERROR' },
 };
 
 /** The GraphQL error for an upstream failure, located where the failing field was. */

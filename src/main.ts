@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, withUpstream, type Config } from './config.js';
-import { askPrimary } from './process/ipc.js';
+import { askPrimary } from './data/ipc.js';
 import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
 import { sandboxBanner } from './sandbox/banner.js';

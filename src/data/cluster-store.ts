@@ -1,84 +1,59 @@
 import cluster, { type Worker } from 'node:cluster';
+import { answerWorkers, askPrimary, hearWorkers, tellPrimary } from './ipc.js';
 import type { Claim, ClaimOptions, Lease, SharedLookupStore, MemoryStore } from './store.js';
 
 /**
- * The workers of one instance share the primary's MemoryStore over node:cluster's IPC
- * channel: a worker asks (`claim`), the primary answers `hit`, `lead` or `wait` (and later
- * the waited-for outcome), and a lead reports back (`settle` or `abandon`). So a lookup
- * answered on one worker is a hit on every worker, and one call in flight serves them all.
+ * The workers of one instance share the primary's MemoryStore over the cluster's one IPC
+ * protocol (./ipc.ts): a worker asks for a claim, the primary answers `hit` or `lead` once any
+ * call it waited on is over (saying whether it waited), and a lead tells the primary its
+ * outcome (`settle` or `abandon`). So a lookup answered on one worker is a hit on every worker,
+ * and one call in flight serves them all.
  */
+const CLAIM = 'store-claim';
+const SETTLE = 'store-settle';
+const ABANDON = 'store-abandon';
 
-const CLAIM = 'gateway:store-claim';
-const REPLY = 'gateway:store-reply';
-const SETTLE = 'gateway:store-settle';
-const ABANDON = 'gateway:store-abandon';
-
-type Reply = { type: typeof REPLY; id: number } & ({ kind: 'hit'; entry: string } | { kind: 'wait' } | { kind: 'lead' });
-type Request =
-  | { type: typeof CLAIM; id: number; key: string; read: boolean }
-  | { type: typeof SETTLE; id: number; entry: string; ttlMs: number }
-  | { type: typeof ABANDON; id: number };
+/** The primary's answer to a claim: `lease` names the lead's lease in the primary's book. */
+type ClaimReply = ({ kind: 'hit'; entry: string } | { kind: 'lead'; lease: number }) & { waited: boolean };
+type Outcome = { lease: number; entry: string; ttlMs: number } | { lease: number };
 
 /** A worker's side: every claim goes to the primary. */
 export class ClusterStore implements SharedLookupStore {
   readonly kind = 'cluster';
-  #next = 0;
-  readonly #pending = new Map<number, (reply: Reply) => void>();
-  readonly #onMessage = (message: Reply) => {
-    if (message?.type !== REPLY) return;
-    this.#pending.get(message.id)?.(message);
-  };
 
   constructor() {
     if (!process.send) throw new TypeError('ClusterStore runs in a cluster worker');
-    process.on('message', this.#onMessage);
   }
 
-  claim(key: string, options: ClaimOptions): Promise<Claim> {
+  async claim(key: string, options: ClaimOptions): Promise<Claim> {
     // The primary is gone (the worker is on its way out): no sharing, as with no store.
-    if (!process.connected) return Promise.resolve({ kind: 'lead', lease: NO_LEASE });
-    const id = this.#next++;
-    const claimed = this.#reply(id);
-    send({ type: CLAIM, id, key, read: options.read });
-    return claimed;
-  }
-
-  /** The claim the primary's next reply for `id` stands for. */
-  #reply(id: number): Promise<Claim> {
-    return new Promise<Claim>((resolve) =>
-      this.#pending.set(id, (reply) => {
-        if (reply.kind === 'wait') return resolve({ kind: 'wait', next: this.#reply(id) });
-        this.#pending.delete(id);
-        resolve(reply.kind === 'hit' ? { kind: 'hit', entry: reply.entry } : { kind: 'lead', lease: this.#lease(id) });
-      }),
-    );
-  }
-
-  #lease(id: number): Lease {
-    let done = false;
-    const once = (message: Request) => {
-      if (done) return;
-      done = true;
-      send(message);
-    };
-    return {
-      settle: (entry, ttlMs) => once({ type: SETTLE, id, entry, ttlMs }),
-      abandon: () => once({ type: ABANDON, id }),
-    };
+    if (!process.connected) return { kind: 'lead', lease: NO_LEASE };
+    const reply = await askPrimary<ClaimReply>(CLAIM, { key, read: options.read }).catch(() => undefined);
+    if (!reply) return { kind: 'lead', lease: NO_LEASE };
+    const claim: Claim = reply.kind === 'hit' ? { kind: 'hit', entry: reply.entry } : { kind: 'lead', lease: leaseOf(reply.lease) };
+    // A claim that waited on another call says so, as the primary's own store would: the lookup counts it as shared.
+    return reply.waited ? { kind: 'wait', next: Promise.resolve(claim) } : claim;
   }
 
   healthy(): boolean {
     return process.connected;
   }
 
-  async close(): Promise<void> {
-    process.off('message', this.#onMessage);
-  }
+  async close(): Promise<void> {}
 }
 
-/** A message to the primary; one that cannot be sent (the primary is gone) is dropped. */
-function send(message: Request): void {
-  if (process.connected) process.send!(message, undefined, {}, () => undefined);
+/** A lead's lease, settled or abandoned once, by telling the primary. */
+function leaseOf(lease: number): Lease {
+  let done = false;
+  const once = (topic: string, outcome: Outcome) => {
+    if (done) return;
+    done = true;
+    tellPrimary(topic, outcome);
+  };
+  return {
+    settle: (entry, ttlMs) => once(SETTLE, { lease, entry, ttlMs }),
+    abandon: () => once(ABANDON, { lease }),
+  };
 }
 
 const NO_LEASE: Lease = { settle: () => undefined, abandon: () => undefined };
@@ -91,7 +66,8 @@ export interface ServeWorkersOptions {
 /** The primary's side: answers every worker's claims from `store`. */
 export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): void {
   const leases = new Map<string, { lease: Lease; timer: NodeJS.Timeout }>();
-  const leaseKey = (worker: Worker, id: number) => `${worker.id}:${id}`;
+  let next = 0;
+  const leaseKey = (worker: Worker, lease: number) => `${worker.id}:${lease}`;
   const take = (key: string) => {
     const held = leases.get(key);
     if (!held) return undefined;
@@ -100,43 +76,29 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
     return held.lease;
   };
 
-  const answer = (worker: Worker, id: number, claim: Claim): void => {
-    if (worker.isDead() || !worker.isConnected()) {
-      // Nobody to answer: a lead goes to the next waiter, a wait still has to be followed.
-      if (claim.kind === 'lead') claim.lease.abandon();
-      if (claim.kind === 'wait') void claim.next.then((next) => answer(worker, id, next));
-      return;
+  answerWorkers(CLAIM, async (payload, worker): Promise<ClaimReply | undefined> => {
+    const { key, read } = payload as { key: string; read: boolean };
+    let claim = store.claimNow(key, { read });
+    let waited = false;
+    while (claim.kind === 'wait') {
+      waited = true;
+      claim = await claim.next;
     }
-    const reply = (body: { kind: 'hit'; entry: string } | { kind: 'wait' } | { kind: 'lead' }): void => {
-      worker.send({ type: REPLY, id, ...body }, undefined, () => undefined);
-    };
-    switch (claim.kind) {
-      case 'hit':
-        return reply({ kind: 'hit', entry: claim.entry });
-      case 'wait':
-        reply({ kind: 'wait' });
-        void claim.next.then((next) => answer(worker, id, next));
-        return;
-      case 'lead': {
-        const key = leaseKey(worker, id);
-        const timer = setTimeout(() => take(key)?.abandon(), options.leaseMs);
-        timer.unref();
-        leases.set(key, { lease: claim.lease, timer });
-        return reply({ kind: 'lead' });
-      }
-    }
-  };
-
-  cluster.on('message', (worker: Worker, message: Request) => {
-    switch (message?.type) {
-      case CLAIM:
-        return answer(worker, message.id, store.claimNow(message.key, { read: message.read }));
-      case SETTLE:
-        return take(leaseKey(worker, message.id))?.settle(message.entry, message.ttlMs);
-      case ABANDON:
-        return take(leaseKey(worker, message.id))?.abandon();
-    }
+    if (claim.kind === 'hit') return { kind: 'hit', entry: claim.entry, waited };
+    // Nobody to answer: the lead goes to the next waiter.
+    if (worker.isDead() || !worker.isConnected()) return void claim.lease.abandon();
+    const lease = next++;
+    const held = leaseKey(worker, lease);
+    const timer = setTimeout(() => take(held)?.abandon(), options.leaseMs);
+    timer.unref();
+    leases.set(held, { lease: claim.lease, timer });
+    return { kind: 'lead', lease, waited };
   });
+  hearWorkers(SETTLE, (payload, worker) => {
+    const { lease, entry, ttlMs } = payload as { lease: number; entry: string; ttlMs: number };
+    take(leaseKey(worker, lease))?.settle(entry, ttlMs);
+  });
+  hearWorkers(ABANDON, (payload, worker) => take(leaseKey(worker, (payload as { lease: number }).lease))?.abandon());
   // A worker that died mid-call leaves its keys to the next waiter at once.
   cluster.on('exit', (worker: Worker) => {
     const prefix = `${worker.id}:`;

@@ -1,5 +1,5 @@
 import type { ApqStore } from '../data/apq-store.js';
-import { answerWorkers, askPrimary } from './ipc.js';
+import { answerWorkers, askPrimary } from '../data/ipc.js';
 
 const GET = 'apq-get';
 const SET = 'apq-set';

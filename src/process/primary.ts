@@ -7,7 +7,7 @@ import { serveWorkers } from '../data/cluster-store.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { memoryApqStore } from '../data/apq-store.js';
 import { serveApqToWorkers } from './apq.js';
-import { answerWorkers, askWorker } from './ipc.js';
+import { answerWorkers, askWorker } from '../data/ipc.js';
 import { startOpsServer } from './ops.js';
 import { coalesced, STOPPING, type Readiness } from '../http/health.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';

@@ -10,7 +10,7 @@ import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { clusterApqStore } from './apq.js';
-import { answerPrimary, askPrimary } from './ipc.js';
+import { answerPrimary, askPrimary } from '../data/ipc.js';
 import { startOpsServer } from './ops.js';
 import { EXITING, METRICS, READY } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';

@@ -1,3 +1,4 @@
+import { REST } from '../upstream/paths.js';
 import { GRAPHQL_MAX_INT, GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
@@ -117,7 +118,7 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
       resolve: (r) => {
         if (r.cantidad <= GRAPHQL_MAX_INT) return r.cantidad;
         throw new UpstreamInvalidResponseError({
-          path: '/validacion-multiple-cpe',
+          path: REST.validacion,
           status: 200,
           reason: 'record',
           issues: ['cantidad_de_comprobantes: too_big'],
@@ -154,7 +155,7 @@ builder.mutationFields((t) => ({
     ),
     args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }) },
     resolve: (_root, { comprobantes }, ctx) =>
-      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), '/validacion-multiple-cpe', ctx, (part) =>
+      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), REST.validacion, ctx, (part) =>
         ctx.upstream.validarComprobantes(part, ctx.call),
       ),
   }),
@@ -172,9 +173,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { comprobantes, credencialesSol }, ctx) => {
       const lineas = valid(checkLineas(comprobantes, ctx.limits.maxReceipts));
       const credenciales = credencialesSol ? valid(checkCredencialesSol(credencialesSol)) : undefined;
-      return validate(lineas, '/validacion-multiple-cpe-v2', ctx, (part) =>
-        ctx.upstream.validarComprobantesTexto(part, credenciales, ctx.call),
-      );
+      return validate(lineas, REST.validacionTexto, ctx, (part) => ctx.upstream.validarComprobantesTexto(part, credenciales, ctx.call));
     },
   }),
 }));

@@ -1,3 +1,4 @@
+import { REST } from '../upstream/paths.js';
 import { gatewayError } from '../errors.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import { billed } from './billed.js';
@@ -53,7 +54,7 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
       nullable: true,
       ...billed(
         'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
-        { weight: PLAN_COST['/ruc-sunat'], key: checkRuc },
+        { weight: PLAN_COST[REST.rucSunat], key: checkRuc },
       ),
       resolve: (r, _args, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))),
     }),
@@ -65,7 +66,7 @@ builder.queryFields((t) => ({
     type: Contribuyente,
     nullable: true,
     ...billed('Resumen del contribuyente (padrón reducido de SUNAT). REST: POST /ruc.', {
-      weight: PLAN_COST['/ruc'],
+      weight: PLAN_COST[REST.ruc],
       argument: 'ruc',
       key: checkRuc,
     }),
@@ -77,7 +78,7 @@ builder.queryFields((t) => ({
     nullable: { list: false, items: true },
     ...billed(
       `Varios contribuyentes en una llamada (hasta ${MAX_RUCS} RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto.`,
-      { weight: PLAN_COST['/ruc'], argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
+      { weight: PLAN_COST[REST.ruc], argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
     ),
     args: {
       rucs: t.arg.stringList({
@@ -98,7 +99,7 @@ builder.queryFields((t) => ({
     type: ContribuyenteDetalle,
     nullable: true,
     ...billed('Ficha detallada (SUNAT, con respaldo de un proveedor de facturación). REST: POST /ruc-sunat.', {
-      weight: PLAN_COST['/ruc-sunat'],
+      weight: PLAN_COST[REST.rucSunat],
       argument: 'ruc',
       key: checkRuc,
     }),

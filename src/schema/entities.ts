@@ -1,3 +1,4 @@
+import { REST } from '../upstream/paths.js';
 import type { GraphQLFieldConfig } from 'graphql';
 import type { Context } from './context.js';
 import { gatewayError } from '../errors.js';
@@ -17,8 +18,8 @@ import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERE
  * limit, is said here once (`ENTITY_BILLING`), from the same checks and prices.
  */
 export const ENTITY_BILLING = {
-  Contribuyente: { field: 'ruc', weight: PLAN_COST['/ruc'], key: checkRuc },
-  LicenciaConducir: { field: 'numLicencia', weight: PLAN_COST['/licencia-conducir'], key: checkNumLicencia },
+  Contribuyente: { field: 'ruc', weight: PLAN_COST[REST.ruc], key: checkRuc },
+  LicenciaConducir: { field: 'numLicencia', weight: PLAN_COST[REST.licencia], key: checkNumLicencia },
 } as const satisfies Record<string, EntityBilling>;
 
 /** The key a representation holds, checked: anything but a string fails the check. */

@@ -1,3 +1,4 @@
+import { REST } from '../upstream/paths.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
 import { billed } from './billed.js';
@@ -22,7 +23,7 @@ builder.queryFields((t) => ({
     type: LicenciaConducir,
     nullable: true,
     ...billed('Titular de una licencia de conducir (no disponible en el plan gratuito). REST: POST /licencia-conducir.', {
-      weight: PLAN_COST['/licencia-conducir'],
+      weight: PLAN_COST[REST.licencia],
       argument: 'numLicencia',
       key: checkNumLicencia,
     }),

@@ -1,3 +1,4 @@
+import { REST } from './paths.js';
 import { isSuccessStatus, UpstreamUnavailableError } from './errors.js';
 
 /**
@@ -7,9 +8,9 @@ import { isSuccessStatus, UpstreamUnavailableError } from './errors.js';
  * (src/sandbox/prices.ts), so that a test can catch this list being wrong.
  */
 export const PLAN_COST = {
-  '/ruc': 1,
-  '/ruc-sunat': 1,
-  '/licencia-conducir': 2,
+  [REST.ruc]: 1,
+  [REST.rucSunat]: 1,
+  [REST.licencia]: 2,
   /** The batch validations cost this per receipt sent. */
   receipt: 1,
 } as const;

@@ -1,3 +1,4 @@
+import { REST } from './paths.js';
 import { DEFAULTS } from '../config.js';
 import { PLAN_COST, queriesSpent } from './billing.js';
 import { isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
@@ -82,7 +83,7 @@ export class UpstreamClient {
   /** POST /ruc: summary record. */
   ruc(ruc: string, ctx: UpstreamCaller): Promise<RucRecord> {
     return this.#lookup(
-      { path: '/ruc', body: { ruc }, schema: RucRecordSchema, cost: PLAN_COST['/ruc'], isOther: (r) => r.ruc.trim() !== ruc },
+      { path: REST.ruc, body: { ruc }, schema: RucRecordSchema, cost: PLAN_COST[REST.ruc], isOther: (r) => r.ruc.trim() !== ruc },
       ctx,
     );
   }
@@ -91,10 +92,10 @@ export class UpstreamClient {
   rucSunat(ruc: string, ctx: UpstreamCaller): Promise<RucSunatRecord> {
     return this.#lookup(
       {
-        path: '/ruc-sunat',
+        path: REST.rucSunat,
         body: { ruc },
         schema: RucSunatRecordSchema,
-        cost: PLAN_COST['/ruc-sunat'],
+        cost: PLAN_COST[REST.rucSunat],
         isOther: (r) => r.ruc.trim() !== ruc,
       },
       ctx,
@@ -105,10 +106,10 @@ export class UpstreamClient {
   licencia(numLicencia: string, ctx: UpstreamCaller): Promise<LicenciaRecord> {
     return this.#lookup(
       {
-        path: '/licencia-conducir',
+        path: REST.licencia,
         body: { num_licencia: numLicencia },
         schema: LicenciaRecordSchema,
-        cost: PLAN_COST['/licencia-conducir'],
+        cost: PLAN_COST[REST.licencia],
         // The service may spell the number in another case; any other difference is another licence.
         isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
       },
@@ -120,7 +121,7 @@ export class UpstreamClient {
   validarComprobantes(comprobantes: readonly ComprobanteBody[], ctx: UpstreamCaller): Promise<ValidacionRecord> {
     return this.#batch(
       {
-        path: '/validacion-multiple-cpe',
+        path: REST.validacion,
         body: { comprobantes },
         schema: ValidacionRecordSchema,
         cost: PLAN_COST.receipt * comprobantes.length,
@@ -141,10 +142,7 @@ export class UpstreamClient {
       body['sol_usuario'] = credenciales.usuario;
       body['clave_usuario'] = credenciales.clave;
     }
-    return this.#batch(
-      { path: '/validacion-multiple-cpe-v2', body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length },
-      ctx,
-    );
+    return this.#batch({ path: REST.validacionTexto, body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length }, ctx);
   }
 
   /** Breaker state of each origin, for readiness checks. */

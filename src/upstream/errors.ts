@@ -64,6 +64,8 @@ export class MissingTokenError extends UpstreamError {
 export class UpstreamHttpError extends UpstreamError {
   readonly code = 'UPSTREAM_HTTP_ERROR';
   override readonly name = 'UpstreamHttpError';
+  /** What the answer means, read from its status and the envelope's code (`refusalOf`). */
+  readonly reason: HttpRefusal;
   constructor(fields: {
     path: string;
     status: number;
@@ -72,7 +74,30 @@ export class UpstreamHttpError extends UpstreamError {
     upstreamMessage?: string | undefined;
   }) {
     super(`upstream ${fields.path} answered ${fields.status} ${fields.upstreamCode ?? '(no code)'}`, fields);
+    this.reason = refusalOf(fields.status, fields.upstreamCode);
   }
+}
+
+/** What an error answer of the upstream means: the spec's codes (section 7), a 401 or 403, or something else. */
+export type HttpRefusal =
+  'unauthenticated' | 'forbidden' | 'invalid_input' | 'document_not_found' | 'quota_exceeded' | 'upstream_unavailable' | 'other';
+
+/** The spec's codes, each with the status it comes with. */
+const SPEC_CODES: Readonly<Record<string, { status: number; refusal: HttpRefusal }>> = {
+  invalid_input: { status: 400, refusal: 'invalid_input' },
+  document_not_found: { status: 404, refusal: 'document_not_found' },
+  quota_exceeded: { status: 429, refusal: 'quota_exceeded' },
+  upstream_unavailable: { status: 503, refusal: 'upstream_unavailable' },
+};
+
+/** The one reading of an error answer's status (with its envelope's code): src/errors.ts maps the result, never a status. */
+export function refusalOf(status: number, upstreamCode: string | undefined): HttpRefusal {
+  // 401 and 403 mean the same whatever code the upstream puts on them.
+  if (status === 401) return 'unauthenticated';
+  if (status === 403) return 'forbidden';
+  // A code counts with its own status; a 2xx with success=false has only its code to go by.
+  const known = upstreamCode && Object.hasOwn(SPEC_CODES, upstreamCode) ? SPEC_CODES[upstreamCode] : undefined;
+  return known && (status === known.status || isSuccessStatus(status)) ? known.refusal : 'other';
 }
 
 /**

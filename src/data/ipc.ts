@@ -1,9 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
 
 /**
- * Questions asked over node:cluster's IPC channel, each answered once: a worker asks its primary
- * (its setup at start, every worker's metrics for a scrape, the persisted queries), and the
- * primary asks a worker (its readiness, for the operations port).
+ * The one protocol over node:cluster's IPC channel: a question, answered once, or a message that
+ * wants no answer, each under a topic. A worker asks its primary (its setup at start, every
+ * worker's metrics for a scrape, the persisted queries, the shared lookups' claims) and tells it
+ * a claim's outcome; the primary asks a worker its readiness, for the operations port.
  */
 interface Message {
   type?: string;
@@ -37,12 +38,24 @@ export function askPrimary<T>(topic: string, payload?: unknown): Promise<T> {
   });
 }
 
-/** In the primary: answers every worker's `topic` question with `answer(payload)`. */
-export function answerWorkers(topic: string, answer: (payload: unknown) => unknown): void {
+/** In a worker: tells the primary `topic` (with `payload`), wanting no answer; dropped when the primary is gone. */
+export function tellPrimary(topic: string, payload: unknown): void {
+  if (process.connected) process.send!({ type: `${PREFIX}${topic}`, payload }, undefined, {}, () => undefined);
+}
+
+/** In the primary: hears every worker's `topic` messages that want no answer. */
+export function hearWorkers(topic: string, listener: (payload: unknown, worker: Worker) => void): void {
+  cluster.on('message', (worker: Worker, message: Message) => {
+    if (message?.type === `${PREFIX}${topic}` && message.id === undefined) listener(message.payload, worker);
+  });
+}
+
+/** In the primary: answers every worker's `topic` question with `answer(payload, worker)`. */
+export function answerWorkers(topic: string, answer: (payload: unknown, worker: Worker) => unknown): void {
   cluster.on('message', (worker: Worker, message: Message) => {
     if (message?.type !== `${PREFIX}${topic}` || message.id === undefined) return;
     Promise.resolve()
-      .then(() => answer(message.payload))
+      .then(() => answer(message.payload, worker))
       .then(
         // With a callback, a worker gone meanwhile (one that said it is exiting) is not an uncaught error.
         (reply) => worker.send({ type: `${PREFIX}reply`, id: message.id, reply }, () => {}),

@@ -1,0 +1,11 @@
+/**
+ * The REST operations' paths (rest-api.md), named once: the client calls them, the price list is
+ * keyed by them, and the schema's descriptions and errors name them.
+ */
+export const REST = {
+  ruc: '/ruc',
+  rucSunat: '/ruc-sunat',
+  licencia: '/licencia-conducir',
+  validacion: '/validacion-multiple-cpe',
+  validacionTexto: '/validacion-multiple-cpe-v2',
+} as const;
