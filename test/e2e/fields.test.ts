@@ -125,6 +125,15 @@ describe('the example operation', () => {
   });
 });
 
+/** One receipt's result as the generated document asks for it. */
+const validado = (serieDocumento: string, numeroDocumento: string, comprobanteEstadoDescripcion: string, observaciones: string[] = []) => ({
+  __typename: 'ComprobanteValidado',
+  serieDocumento,
+  numeroDocumento,
+  comprobanteEstadoDescripcion,
+  observaciones,
+});
+
 describe('ValidacionComprobantes', () => {
   it('returns one result per receipt, with states that depend on the receipt', async () => {
     const { body } = await stack.gql(ValidarComprobantesDocument, {
@@ -141,42 +150,12 @@ describe('ValidacionComprobantes', () => {
       __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 5,
       comprobantes: [
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'F001',
-          numeroDocumento: '1532',
-          comprobanteEstadoDescripcion: 'ACEPTADO',
-          observaciones: [],
-        },
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'F001',
-          numeroDocumento: '1530',
-          comprobanteEstadoDescripcion: 'ANULADO',
-          observaciones: [],
-        },
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'F001',
-          numeroDocumento: '1532',
-          comprobanteEstadoDescripcion: 'NO EXISTE',
-          observaciones: ['El emisor no figura en el padrón.'],
-        },
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'FC01',
-          numeroDocumento: '7',
-          comprobanteEstadoDescripcion: 'ACEPTADO',
-          // An object remark reaches the client as its JSON text.
-          observaciones: ['{"codigo":"4287","descripcion":"Nota vinculada a un comprobante de referencia"}'],
-        },
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'F001',
-          numeroDocumento: '99',
-          comprobanteEstadoDescripcion: 'RECHAZADO',
-          observaciones: ['El importe total es cero.'],
-        },
+        validado('F001', '1532', 'ACEPTADO'),
+        validado('F001', '1530', 'ANULADO'),
+        validado('F001', '1532', 'NO EXISTE', ['El emisor no figura en el padrón.']),
+        // An object remark reaches the client as its JSON text.
+        validado('FC01', '7', 'ACEPTADO', ['{"codigo":"4287","descripcion":"Nota vinculada a un comprobante de referencia"}']),
+        validado('F001', '99', 'RECHAZADO', ['El importe total es cero.']),
       ],
     });
   });
@@ -188,22 +167,7 @@ describe('ValidacionComprobantes', () => {
     expect(body.data?.validarComprobantesTexto).toEqual({
       __typename: 'ValidacionComprobantes',
       cantidadDeComprobantes: 2,
-      comprobantes: [
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'F001',
-          numeroDocumento: '1532',
-          comprobanteEstadoDescripcion: 'ACEPTADO',
-          observaciones: [],
-        },
-        {
-          __typename: 'ComprobanteValidado',
-          serieDocumento: 'B001',
-          numeroDocumento: '20',
-          comprobanteEstadoDescripcion: 'ANULADO',
-          observaciones: [],
-        },
-      ],
+      comprobantes: [validado('F001', '1532', 'ACEPTADO'), validado('B001', '20', 'ANULADO')],
     });
   });
 
