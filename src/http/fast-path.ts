@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CORSOptions } from '@whatwg-node/server';
-import type { ExecutionResult } from 'graphql';
-import type { GraphQLParams, Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { Context } from '../schema/context.js';
 import { INTERNAL_MESSAGE, resultWithContract } from '../errors.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
@@ -12,7 +12,7 @@ import {
   hooksTheFastPathSkips,
   isJsonContentType,
   jsonMediaTypeOf,
-  paramsOf,
+  isParams,
   type DeclaredPlugin,
   type Params,
   type ServerContext,
@@ -41,7 +41,7 @@ export interface FastPathOptions {
  * added through `addPlugin`): put `first` before the app's plugins and `last` after them.
  */
 export function usePluginList(): { first: Plugin; last: Plugin; between(): readonly Plugin[] } {
-  let all: readonly unknown[] = [];
+  let all: readonly Plugin[] = [];
   const first: Plugin = {};
   const last: Plugin = {
     onPluginInit({ plugins }) {
@@ -55,7 +55,7 @@ export function usePluginList(): { first: Plugin; last: Plugin; between(): reado
       const from = all.indexOf(first);
       const to = all.indexOf(last);
       if (from < 0 || to < from) throw new Error('usePluginList: its markers are not among the plugins, in order');
-      return all.slice(from + 1, to) as Plugin[];
+      return all.slice(from + 1, to);
     },
   };
 }
@@ -85,10 +85,7 @@ function refuseSkippedHooks(plugins: readonly DeclaredPlugin[]): void {
  * `HTTP_FAST_PATH=off` sends everything to Yoga; the end-to-end suite runs both ways and
  * test/e2e/fast-path.test.ts compares the two answers.
  */
-export function createFastPath(
-  yoga: YogaServerInstance<Record<string, never>, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
-  options: FastPathOptions,
-): FastPath {
+export function createFastPath(yoga: YogaServerInstance<Record<string, never>, Context>, options: FastPathOptions): FastPath {
   const { report, cors, graphqlPath } = options;
   refuseSkippedHooks(options.plugins);
   const fetchAPI = yoga.fetchAPI;
@@ -104,13 +101,12 @@ export function createFastPath(
       // This path writes one JSON result: an incremental operation here is refused, never run.
       [ONE_RESULT_ONLY]: true,
       request,
-      // A JSON body's operationName may be null where Yoga's type says undefined; Yoga passes it on alike.
-      params: params as GraphQLParams,
+      params,
       waitUntil: (work: Promise<unknown> | void) => void work?.catch(options.logError),
     };
     // The error contract's and the report's onResultProcess hooks, as Yoga runs them.
     const result = resultWithContract(await resultFor(request, context, params));
-    report.result(request, result as ExecutionResult);
+    report.result(request, result);
     const { status, headers, body } = await answerOf(result, { fetchAPI, mediaType, request, cors });
     // As useNoNullOrigin (src/http/cors.ts): no header at all is the refusal.
     if (headers['Access-Control-Allow-Origin'] === 'null') delete headers['Access-Control-Allow-Origin'];
@@ -124,7 +120,7 @@ export function createFastPath(
   return (req, res, body) => {
     if (req.method !== 'POST' || req.url !== graphqlPath || !isJsonContentType(req.headers['content-type'])) return undefined;
     const mediaType = jsonMediaTypeOf(req.headers.accept);
-    const params = mediaType ? paramsOf(body) : undefined;
+    const params = mediaType && isParams(body) ? body : undefined;
     // An incremental answer (@defer, @stream) is Yoga's to send. A GraphQL name is never escaped,
     // so a document that uses either directive, however spaced or commented, holds its name:
     // such documents go to Yoga, and the executor decides from the parsed one (ONE_RESULT_ONLY).

@@ -1,7 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-node/server';
-import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
-import { createGraphQLError, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError, getOperationAST } from 'graphql';
+import {
+  createGraphQLError,
+  isAsyncIterable,
+  processRegularResult,
+  type GraphQLParams,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
+import type { Context } from '../schema/context.js';
 
 /**
  * Everything copied from graphql-yoga because it does not export it, in one place: what the
@@ -13,7 +21,6 @@ import { createGraphQLError, processRegularResult, type GraphQLParams, type Plug
 export const MIRRORED_YOGA_VERSION = '5.24.1';
 
 // ---- The hooks: which Yoga hooks exist around an operation, and which the fast path runs as Yoga does.
-
 /** Yoga's hooks around an operation, beyond envelop's (which the fast path runs as Yoga does, through `getEnveloped`). */
 export const YOGA_HOOKS = ['onRequest', 'onRequestParse', 'onParams', 'onExecutionResult', 'onResultProcess', 'onResponse'] as const;
 export type YogaHook = (typeof YOGA_HOOKS)[number];
@@ -49,7 +56,6 @@ export function hooksTheFastPathSkips(plugin: DeclaredPlugin): string[] {
 }
 
 // ---- The answer's media type: Yoga's `useResultProcessors` and `result-processor/accept.js`.
-
 /** Yoga's processors, in its order; the last match wins. Only the first two can send a stream. */
 const PROCESSORS = [
   { mediaTypes: ['text/event-stream'], streams: true },
@@ -112,26 +118,20 @@ export function jsonMediaTypeOf(accept: string | undefined): string | undefined 
 }
 
 // ---- The request: Yoga's checks of a JSON POST and its node adapter's Request.
-
-/** The GraphQL parameters of a JSON body. */
-export interface Params {
-  query: string;
-  variables?: Record<string, unknown> | null;
-  operationName?: string | null;
-  extensions?: Record<string, unknown> | null;
-}
+/** The GraphQL parameters of a JSON body the fast path takes: Yoga's, with the document there. */
+export type Params = GraphQLParams & { query: string };
 
 const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isOptionalObject = (v: unknown) => v == null || isPlainObject(v);
 
-/** The body's GraphQL parameters when Yoga's own checks (`checkGraphQLQueryParams`) would accept them without a word. */
-export function paramsOf(body: unknown): Params | undefined {
-  if (!isPlainObject(body) || typeof body['query'] !== 'string') return undefined;
-  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return undefined;
+/** Whether a body's GraphQL parameters pass Yoga's `checkGraphQLQueryParams` without a word (a null operationName too, as in Yoga). */
+export function isParams(body: unknown): body is Params {
+  if (!isPlainObject(body) || typeof body['query'] !== 'string') return false;
+  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return false;
   const { variables, operationName, extensions } = body;
-  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return undefined;
-  return operationName == null || typeof operationName === 'string' ? (body as unknown as Params) : undefined;
+  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return false;
+  return operationName == null || typeof operationName === 'string';
 }
 
 /** Yoga's test for a JSON body (`isContentTypeMatch`), byte for byte. */
@@ -159,9 +159,9 @@ export function fetchRequestOf(req: IncomingMessage, fetchAPI: { Request: typeof
 }
 
 // ---- The operation: Yoga's `handleError`, its params handler and `getResultForParams`.
-
-export type Result = ExecutionResult | AsyncIterable<unknown>;
 type ParamsHandler = Parameters<NonNullable<Plugin['onParams']>>[0]['paramsHandler'];
+/** A result as Yoga's hooks hand it on: one (with its serializer, if any) or a stream. */
+export type Result = Parameters<Parameters<NonNullable<Plugin['onExecutionResult']>>[0]['setResult']>[0];
 /** What Yoga hands its hooks as the server context: node's req and res, the request, its parameters, `waitUntil`. */
 export type ServerContext = Parameters<ParamsHandler>[0]['context'];
 
@@ -176,9 +176,9 @@ export interface OperationOptions {
 
 /** What Yoga does from a request's parameters to its result, through the same envelop pipeline. */
 export function createOperationRunner(
-  yoga: YogaServerInstance<Record<string, never>, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  yoga: YogaServerInstance<Record<string, never>, Context>,
   options: OperationOptions,
-): (request: Request, context: ServerContext, params: Params) => Promise<Result> {
+): (request: Request, context: ServerContext, params: GraphQLParams) => Promise<Result> {
   // Read once: each read through Yoga's adapter proxy makes a new bound function.
   const getEnveloped = yoga.getEnveloped;
   const fetchAPI = yoga.fetchAPI;
@@ -193,12 +193,12 @@ export function createOperationRunner(
     if (onParams.length === 0 && onExecutionResult.length === 0) return run(context, params);
     try {
       let result: Result | undefined;
-      let handler: ParamsHandler = (payload) => run(context, payload.params as Params) as ReturnType<ParamsHandler>;
+      let handler: ParamsHandler = (payload) => run(context, payload.params);
       for (const hook of onParams) {
         const pending = hook({
-          params: params as GraphQLParams,
+          params,
           request,
-          setParams: (next) => void (params = next as Params),
+          setParams: (next) => void (params = next),
           paramsHandler: handler,
           setParamsHandler: (next) => void (handler = next),
           setResult: (next) => void (result = next),
@@ -207,9 +207,9 @@ export function createOperationRunner(
         });
         if (pending) await pending;
       }
-      result ??= await handler({ request, params: params as GraphQLParams, context });
+      result ??= await handler({ request, params, context });
       for (const hook of onExecutionResult) {
-        await hook({ result: result as ExecutionResult, setResult: (next) => void (result = next as Result), request, context });
+        await hook({ result, setResult: (next) => void (result = next), request, context });
       }
       return result;
     } catch (error) {
@@ -233,11 +233,13 @@ function errorHandler(options: OperationOptions): (error: unknown) => GraphQLErr
 
 /** Yoga's params handler: parse, validate, context, execute, through envelop. */
 function paramsHandler(
-  getEnveloped: YogaServerInstance<Record<string, never>, any>['getEnveloped'], // eslint-disable-line @typescript-eslint/no-explicit-any
+  getEnveloped: YogaServerInstance<Record<string, never>, Context>['getEnveloped'],
   handleError: (error: unknown) => GraphQLError[],
-): (context: ServerContext, params: Params) => Promise<Result> {
+): (context: ServerContext, params: GraphQLParams) => Promise<Result> {
   return async (context, params) => {
     try {
+      // Yoga's own check of the parameters, for those a hook has set.
+      if (params.query === undefined) throw createGraphQLError('Must provide query string.');
       const enveloped = getEnveloped(context);
       const document = enveloped.parse(params.query);
       const errors = enveloped.validate(enveloped.schema, document);
@@ -251,7 +253,7 @@ function paramsHandler(
         operationName: params.operationName,
       };
       const operation = getOperationAST(document, params.operationName);
-      return (await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args))) as ExecutionResult;
+      return await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args));
     } catch (error) {
       return { errors: handleError(error) };
     }
@@ -259,7 +261,6 @@ function paramsHandler(
 }
 
 // ---- The answer: Yoga's `processRegularResult` and whatwg-node's CORS headers.
-
 export interface Answer {
   status: number;
   headers: Record<string, string>;
@@ -277,12 +278,15 @@ export async function answerOf(
   }: { fetchAPI: Parameters<typeof processRegularResult>[1]; mediaType: string; request: Request; cors: CORSOptions },
 ): Promise<Answer> {
   let answer: Answer;
-  const plain = result as ExecutionResult & { stringify?: (r: unknown) => string };
-  if (!(Symbol.asyncIterator in result) && !plain.errors?.length && !plain.extensions?.['http']) {
+  if (!isAsyncIterable(result) && !result.errors?.length && !result.extensions?.['http']) {
     // What processRegularResult does for a result without errors, without the Response object.
-    answer = { status: 200, headers: { 'Content-Type': `${mediaType}; charset=utf-8` }, body: (plain.stringify ?? JSON.stringify)(plain) };
+    answer = {
+      status: 200,
+      headers: { 'Content-Type': `${mediaType}; charset=utf-8` },
+      body: (result.stringify ?? JSON.stringify)(result),
+    };
   } else {
-    const response = await processRegularResult(result as ExecutionResult, fetchAPI, mediaType);
+    const response = await processRegularResult(result, fetchAPI, mediaType);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, key) => (headers[key] = value));
     answer = { status: response.status, headers, body: await response.text() };
