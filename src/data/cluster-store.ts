@@ -4,17 +4,19 @@ import type { Claim, ClaimOptions, Lease, SharedLookupStore, MemoryStore } from 
 
 /**
  * The workers of one instance share the primary's MemoryStore over the cluster's one IPC
- * protocol (./ipc.ts): a worker asks for a claim, the primary answers `hit` or `lead` once any
- * call it waited on is over (saying whether it waited), and a lead tells the primary its
- * outcome (`settle` or `abandon`). So a lookup answered on one worker is a hit on every worker,
- * and one call in flight serves them all.
+ * protocol (./ipc.ts): a worker asks for a claim and the primary answers at once, `hit`, `lead`
+ * or `wait` with a ticket; a waiter then asks for its ticket's outcome, answered once the call it
+ * waits on is over, however long that takes (up to the lead's lease). A lead tells the primary
+ * its outcome (`settle` or `abandon`). So a lookup answered on one worker is a hit on every
+ * worker, and one call in flight serves them all.
  */
 const CLAIM = 'store-claim';
+const AWAIT = 'store-await';
 const SETTLE = 'store-settle';
 const ABANDON = 'store-abandon';
 
-/** The primary's answer to a claim: `lease` names the lead's lease in the primary's book. */
-type ClaimReply = ({ kind: 'hit'; entry: string } | { kind: 'lead'; lease: number }) & { waited: boolean };
+/** The primary's answer to a claim or a ticket: `lease` names a lead's lease, `ticket` a wait, in the primary's book. */
+type ClaimReply = { kind: 'hit'; entry: string } | { kind: 'lead'; lease: number } | { kind: 'wait'; ticket: number };
 type Outcome = { lease: number; entry: string; ttlMs: number } | { lease: number };
 
 /** A worker's side: every claim goes to the primary. */
@@ -28,11 +30,7 @@ export class ClusterStore implements SharedLookupStore {
   async claim(key: string, options: ClaimOptions): Promise<Claim> {
     // The primary is gone (the worker is on its way out): no sharing, as with no store.
     if (!process.connected) return { kind: 'lead', lease: NO_LEASE };
-    const reply = await askPrimary<ClaimReply>(CLAIM, { key, read: options.read }).catch(() => undefined);
-    if (!reply) return { kind: 'lead', lease: NO_LEASE };
-    const claim: Claim = reply.kind === 'hit' ? { kind: 'hit', entry: reply.entry } : { kind: 'lead', lease: leaseOf(reply.lease) };
-    // A claim that waited on another call says so, as the primary's own store would: the lookup counts it as shared.
-    return reply.waited ? { kind: 'wait', next: Promise.resolve(claim) } : claim;
+    return claimOf(await askPrimary<ClaimReply>(CLAIM, { key, read: options.read }).catch(() => undefined));
   }
 
   healthy(): boolean {
@@ -40,6 +38,15 @@ export class ClusterStore implements SharedLookupStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** The primary's reply as a claim; no reply (the primary is gone) is a lead that shares nothing. */
+function claimOf(reply: ClaimReply | undefined): Claim {
+  if (!reply) return { kind: 'lead', lease: NO_LEASE };
+  if (reply.kind === 'hit') return reply;
+  if (reply.kind === 'lead') return { kind: 'lead', lease: leaseOf(reply.lease) };
+  // No time-out here: the primary answers once the call waited on is over, or its lease ran out.
+  return { kind: 'wait', next: askPrimary<ClaimReply>(AWAIT, { ticket: reply.ticket }).then(claimOf, () => claimOf(undefined)) };
 }
 
 /** A lead's lease, settled or abandoned once, by telling the primary. */
@@ -76,15 +83,18 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
     return held.lease;
   };
 
-  answerWorkers(CLAIM, async (payload, worker): Promise<ClaimReply | undefined> => {
-    const { key, read } = payload as { key: string; read: boolean };
-    let claim = store.claimNow(key, { read });
-    let waited = false;
-    while (claim.kind === 'wait') {
-      waited = true;
-      claim = await claim.next;
+  /** Waits whose worker has not yet asked for the outcome (or is waiting for it), by worker and ticket. */
+  const tickets = new Map<string, Promise<Claim>>();
+  /** The claim as a reply: a lead is booked under a lease that runs out, or given back when its worker is gone. */
+  const reply = (claim: Claim, worker: Worker): ClaimReply | undefined => {
+    if (claim.kind === 'hit') return claim;
+    if (claim.kind === 'wait') {
+      const ticket = next++;
+      const held = leaseKey(worker, ticket);
+      // Followed from now on, whether or not the worker asks: a lead nobody takes is given back.
+      tickets.set(held, settled(claim));
+      return { kind: 'wait', ticket };
     }
-    if (claim.kind === 'hit') return { kind: 'hit', entry: claim.entry, waited };
     // Nobody to answer: the lead goes to the next waiter.
     if (worker.isDead() || !worker.isConnected()) return void claim.lease.abandon();
     const lease = next++;
@@ -92,7 +102,18 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
     const timer = setTimeout(() => take(held)?.abandon(), options.leaseMs);
     timer.unref();
     leases.set(held, { lease: claim.lease, timer });
-    return { kind: 'lead', lease, waited };
+    return { kind: 'lead', lease };
+  };
+
+  answerWorkers(CLAIM, (payload, worker) => {
+    const { key, read } = payload as { key: string; read: boolean };
+    return reply(store.claimNow(key, { read }), worker);
+  });
+  answerWorkers(AWAIT, async (payload, worker) => {
+    const held = leaseKey(worker, (payload as { ticket: number }).ticket);
+    const waiting = tickets.get(held);
+    tickets.delete(held);
+    return waiting ? reply(await waiting, worker) : undefined;
   });
   hearWorkers(SETTLE, (payload, worker) => {
     const { lease, entry, ttlMs } = payload as { lease: number; entry: string; ttlMs: number };
@@ -103,5 +124,20 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
   cluster.on('exit', (worker: Worker) => {
     const prefix = `${worker.id}:`;
     for (const key of [...leases.keys()]) if (key.startsWith(prefix)) take(key)?.abandon();
+    for (const [key, waiting] of [...tickets]) {
+      if (!key.startsWith(prefix)) continue;
+      tickets.delete(key);
+      void waiting.then(giveBack);
+    }
   });
+}
+
+/** A wait followed to its end: the answer, or the lead handed on. */
+async function settled(claim: Claim): Promise<Claim> {
+  while (claim.kind === 'wait') claim = await claim.next;
+  return claim;
+}
+
+function giveBack(claim: Claim): void {
+  if (claim.kind === 'lead') claim.lease.abandon();
 }
