@@ -292,8 +292,8 @@ export function postOnce(url: string, query: string, variables: Record<string, u
   return postBodyOnce(url, { query, variables });
 }
 
-/** Any JSON body (a persisted query's hash, say) the same way. */
-export function postBodyOnce(url: string, body: unknown): Promise<OnceAnswer> {
+/** Any JSON body (a persisted query's hash, say) the same way; `token` (null for none) and `headers` as `post` takes them. */
+export function postBodyOnce(url: string, body: unknown, { token = TOKEN, headers }: Omit<PostOptions, 'signal'> = {}): Promise<OnceAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -303,7 +303,7 @@ export function postBodyOnce(url: string, body: unknown): Promise<OnceAnswer> {
         path: u.pathname,
         method: 'POST',
         agent: false,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
       },
       (res) => {
         let text = '';

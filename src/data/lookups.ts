@@ -49,6 +49,8 @@ export interface LookupCaller extends UpstreamCaller {
   tokenKey: string | undefined;
   /** `Cache-Control: no-cache`: do not read the cache; fetch, and store the fresh answer. */
   noCache?: boolean;
+  /** Told when a lookup starts waiting on another request's call in flight (its request then holds a lighter place). */
+  onWait?: (() => void) | undefined;
   /** Told when an answer came from the cache or from another request's call in flight. */
   onShared?: (how: 'cache' | 'flight') => void;
   /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
@@ -126,6 +128,7 @@ export class CachedLookups {
     let claim = await store.claim(`${KEY_PREFIX}{${op}:${ctx.tokenKey}:${key}}`, { read: keep && !ctx.noCache });
     let waited = false;
     while (claim.kind === 'wait') {
+      if (!waited) ctx.onWait?.();
       waited = true;
       claim = await claim.next;
     }

@@ -9,6 +9,7 @@ import { refuse, refuseUpload } from './refuse.js';
 import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
+import { whenOnlyWaiting } from '../schema/only-waiting.js';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {
@@ -103,9 +104,14 @@ function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number
 /**
  * GraphQL work let in, or refused at once: a count, not a queue, so past the bound a request is
  * refused (OVERLOADED, retryable), never kept waiting; and new documents one a turn (below).
+ * A request that only waits on another request's call (src/schema/only-waiting.ts) gives its
+ * place back and holds a light one, of which there are WAITING_PER_PLACE times as many: one
+ * caller's flood of a slow lookup, all of it sharing one call, leaves the places to others, while
+ * a lone caller may still take every place.
  */
 class Admission {
   #active = 0;
+  #waiting = 0;
   readonly #newDocuments = takingTurns(NEW_DOCUMENTS_PER_TURN);
 
   constructor(
@@ -129,8 +135,15 @@ class Admission {
       return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
     }
     this.#active++;
+    let light = false;
+    whenOnlyWaiting(res, () => {
+      if (light || this.#waiting >= options.maxConcurrent * WAITING_PER_PLACE) return;
+      light = true;
+      this.#active--;
+      this.#waiting++;
+    });
     // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
-    const release = () => void this.#active--;
+    const release = () => void (light ? this.#waiting-- : this.#active--);
     const work = (): Promise<unknown> => {
       if (res.destroyed) return Promise.resolve();
       const taken = body === undefined ? undefined : app.fastPath?.(req, res, body);
@@ -150,6 +163,8 @@ class Admission {
  * NEW_DOCUMENTS_WAITING wait; past that, a new document is refused (OVERLOADED, retryable).
  */
 const NEW_DOCUMENTS_PER_TURN = 1;
+/** Light places (requests only waiting on another's call) for each full one. */
+const WAITING_PER_PLACE = 4;
 const NEW_DOCUMENTS_WAITING = 256;
 
 /**

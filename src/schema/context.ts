@@ -4,6 +4,7 @@ import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ClientGone } from './client-gone.js';
+import { onlyWaiting } from './only-waiting.js';
 import { createLoaders, type RequestLoaders } from '../data/loaders.js';
 import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
@@ -55,6 +56,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       tokenKey,
       noCache: wantsNoCache(request.headers),
       onShared: () => state.cacheHits++,
+      onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {
         state.upstreamCalls.push(info);
         // Checked first: the line's object would be built for nothing at the usual info level.
