@@ -14,6 +14,8 @@ const CLAIM = 'store-claim';
 const AWAIT = 'store-await';
 const SETTLE = 'store-settle';
 const ABANDON = 'store-abandon';
+const PEEK = 'store-peek';
+const KEEP = 'store-keep';
 
 /** The primary's answer to a claim or a ticket: `lease` names a lead's lease, `ticket` a wait, in the primary's book. */
 type ClaimReply = { kind: 'hit'; entry: string } | { kind: 'lead'; lease: number } | { kind: 'wait'; ticket: number };
@@ -31,6 +33,15 @@ export class ClusterStore implements SharedLookupStore {
     // The primary is gone (the worker is on its way out): no sharing, as with no store.
     if (!process.connected) return { kind: 'lead', lease: NO_LEASE };
     return claimOf(await askPrimary<ClaimReply>(CLAIM, { key, read: options.read }).catch(() => undefined));
+  }
+
+  async peek(key: string): Promise<string | undefined> {
+    if (!process.connected) return undefined;
+    return askPrimary<string | undefined>(PEEK, { key }).catch(() => undefined);
+  }
+
+  keep(key: string, entry: string, ttlMs: number): void {
+    tellPrimary(KEEP, { key, entry, ttlMs });
   }
 
   healthy(): boolean {
@@ -114,6 +125,11 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
     const waiting = tickets.get(held);
     tickets.delete(held);
     return waiting ? reply(await waiting, worker) : undefined;
+  });
+  answerWorkers(PEEK, (payload) => store.peekNow((payload as { key: string }).key));
+  hearWorkers(KEEP, (payload) => {
+    const { key, entry, ttlMs } = payload as { key: string; entry: string; ttlMs: number };
+    store.keep(key, entry, ttlMs);
   });
   hearWorkers(SETTLE, (payload, worker) => {
     const { lease, entry, ttlMs } = payload as { lease: number; entry: string; ttlMs: number };

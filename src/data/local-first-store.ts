@@ -73,6 +73,22 @@ export class LocalFirstStore implements SharedLookupStore {
     });
   }
 
+  /** This process's copy first (it is written with the shared one), then the shared store's, no later than a claim's time-out. */
+  async peek(key: string): Promise<string | undefined> {
+    const entry = this.#kept.get(key);
+    if (entry !== undefined || this.#inTrouble()) return entry;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.#timeoutMs)));
+    const found = await Promise.race([this.#shared.peek(key), timedOut]);
+    clearTimeout(timer);
+    return found;
+  }
+
+  keep(key: string, entry: string, ttlMs: number): void {
+    if (ttlMs > 0) this.#kept.set(key, entry, { ttl: ttlMs });
+    this.#shared.keep(key, entry, ttlMs);
+  }
+
   /** The local lease, which also keeps what is settled with a time to live. */
   #keeping(key: string, lease: Lease): Lease {
     return {

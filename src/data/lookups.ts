@@ -10,6 +10,7 @@ import {
   upstreamErrorFrom,
   type UpstreamErrorData,
 } from '../upstream/errors.js';
+import type { Refusals } from '../upstream/refusals.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
 export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
@@ -19,6 +20,14 @@ export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
  * rest of a key is one Redis Cluster hash tag, so that its lock is in the same slot.
  */
 export const KEY_PREFIX = 'gw3:';
+
+/**
+ * How long a token the upstream rejected (401) is remembered, by its key in the store, so that
+ * the same token a moment later costs at most one call on any worker or instance. Short: a token
+ * the upstream starts accepting again is held back no longer than this, and an accepted token is
+ * never affected (docs/hardening.md).
+ */
+export const REJECTED_TOKEN_MS = 10_000;
 
 export interface LookupsOptions {
   /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
@@ -138,7 +147,12 @@ export class CachedLookups {
       if (!entry) return fetch();
       outcome(waited ? 'flight' : 'hit');
       ctx.onShared?.(waited ? 'flight' : 'cache');
-      if ('failure' in entry) throw upstreamErrorFrom(entry.failure);
+      if ('failure' in entry) {
+        const failure = upstreamErrorFrom(entry.failure);
+        // Another request's call was refused the token: this request sends no further call with it either.
+        ctx.refusals?.note(failure);
+        throw failure;
+      }
       return entry.record;
     }
     // This caller's request makes (and pays for) the call, and hands the outcome to those waiting.
@@ -146,8 +160,12 @@ export class CachedLookups {
     const lease = claim.lease;
     let record: T;
     try {
+      await this.#recall(store, ctx.tokenKey, ctx.refusals);
       record = await fetch();
     } catch (error) {
+      if (error instanceof UpstreamHttpError && error.reason === 'unauthenticated' && !error.withoutCall) {
+        store.keep(rejectedKey(ctx.tokenKey), JSON.stringify(upstreamErrorData(error)), REJECTED_TOKEN_MS);
+      }
       if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) {
         // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
         lease.abandon();
@@ -164,6 +182,25 @@ export class CachedLookups {
     }
     lease.settle(JSON.stringify({ record } satisfies Entry<T>), keep ? this.#options.ttlMs[op] : 0);
     return record;
+  }
+
+  /** Once per request, before its first call: whether another request lately had this token rejected. */
+  #recall(store: SharedLookupStore, tokenKey: string, refusals: Refusals | undefined): Promise<void> {
+    if (!refusals) return Promise.resolve();
+    return (refusals.recalled ??= store.peek(rejectedKey(tokenKey)).then((text) => {
+      const data = text === undefined ? undefined : parsed<UpstreamErrorData>(text);
+      if (data?.kind === 'http') refusals.note(upstreamErrorFrom(data));
+    }));
+  }
+}
+
+const rejectedKey = (tokenKey: string) => `${KEY_PREFIX}{rejected:${tokenKey}}`;
+
+function parsed<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
   }
 }
 

@@ -104,6 +104,20 @@ export class RedisStore implements SharedLookupStore {
     }
   }
 
+  async peek(key: string): Promise<string | undefined> {
+    try {
+      return (await this.#redis.get(key)) ?? undefined;
+    } catch (error) {
+      this.#onError('claim', error as Error);
+      return undefined;
+    }
+  }
+
+  keep(key: string, entry: string, ttlMs: number): void {
+    if (ttlMs <= 0) return;
+    this.#redis.set(key, entry, 'PX', Math.max(1, Math.round(ttlMs))).catch((error: Error) => this.#onError('settle', error));
+  }
+
   /** The kept answer, or the lead, or undefined while another caller holds the key. */
   async #try(key: string, options: ClaimOptions): Promise<Claim | undefined> {
     const owner = `${this.#owner}:${this.#leases++}`;

@@ -32,6 +32,10 @@ export interface ClaimOptions {
 export interface SharedLookupStore {
   readonly kind: 'memory' | 'cluster' | 'redis';
   claim(key: string, options: ClaimOptions): Promise<Claim>;
+  /** A kept entry, read without joining or leading anything (undefined when none, or when the store cannot answer). */
+  peek(key: string): Promise<string | undefined>;
+  /** Keeps `entry` for `ttlMs`, outside any call in flight; a lost write costs nothing but a later call. */
+  keep(key: string, entry: string, ttlMs: number): void;
   /** Whether the store can serve now (for readiness checks). */
   healthy(): boolean;
   close(): Promise<void>;
@@ -69,6 +73,19 @@ export class MemoryStore implements SharedLookupStore {
 
   claim(key: string, options: ClaimOptions): Promise<Claim> {
     return Promise.resolve(this.claimNow(key, options));
+  }
+
+  peek(key: string): Promise<string | undefined> {
+    return Promise.resolve(this.#lru.get(key));
+  }
+
+  /** The kept entry, answered at once (the cluster primary serves workers with it). */
+  peekNow(key: string): string | undefined {
+    return this.#lru.get(key);
+  }
+
+  keep(key: string, entry: string, ttlMs: number): void {
+    if (ttlMs > 0) this.#lru.set(key, entry, { ttl: ttlMs });
   }
 
   /** The claim, answered at once (the cluster primary serves workers with it). */

@@ -1,7 +1,7 @@
 import type { YogaLogger } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { rootCause } from '../errors.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { UpstreamError, UpstreamHttpError } from '../upstream/errors.js';
 
 /**
  * Yoga's `logging`, onto our logger. Yoga logs the original of every masked error at `error`;
@@ -15,7 +15,9 @@ export function yogaLogging(logger: Logger): YogaLogger {
     error: (...args: unknown[]) => {
       const cause = rootCause(args[0]);
       if (!(cause instanceof UpstreamError)) return logger.error({ err: args[0] }, 'unexpected error');
-      logger.warn(
+      // A refusal repeated without a call (a rejected token's other fields) was logged with its call.
+      (cause instanceof UpstreamHttpError && cause.withoutCall ? logger.debug : logger.warn).call(
+        logger,
         {
           upstreamError: {
             kind: cause.kind,

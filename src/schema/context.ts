@@ -10,6 +10,7 @@ import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import { Refusals } from '../upstream/refusals.js';
 
 export interface Context {
   /** The caller's bearer token, exactly as sent; undefined when the request has none. */
@@ -55,6 +56,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       signal: res ? new ClientGone(res) : undefined,
       tokenKey,
       noCache: wantsNoCache(request.headers),
+      refusals: new Refusals(),
       onShared: () => state.cacheHits++,
       onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {

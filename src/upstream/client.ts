@@ -211,6 +211,9 @@ export class UpstreamClient {
   ): Promise<z.output<S>> {
     // Nobody waits for this answer any more: not sent, and not paid for.
     if (ctx.signal?.aborted) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'client_gone' }));
+    // Refused already in this request (a rejected token): the same answer, with no call.
+    const refused = ctx.refusals?.refusal(req.path);
+    if (refused) return Promise.reject(refused);
     const caller = ctx.caller ?? '';
     if (this.#share.enter(caller))
       return this.#send(route, req, token, ctx, attempt, caller, Math.max(1, Math.min(timeoutMs, deadlineAt - performance.now())));
@@ -220,6 +223,11 @@ export class UpstreamClient {
       if (ctx.signal?.aborted || left <= 0) {
         this.#share.leave(caller);
         throw new UpstreamUnavailableError({ path: req.path, reason: ctx.signal?.aborted ? 'client_gone' : 'timeout', sent: false });
+      }
+      const refusedMeanwhile = ctx.refusals?.refusal(req.path);
+      if (refusedMeanwhile) {
+        this.#share.leave(caller);
+        throw refusedMeanwhile;
       }
       return this.#send(route, req, token, ctx, attempt, caller, Math.max(1, Math.min(timeoutMs, left)));
     });
@@ -279,6 +287,7 @@ export class UpstreamClient {
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);
+          ctx.refusals?.note(error);
           throw error;
         },
       );

@@ -66,15 +66,29 @@ export class UpstreamHttpError extends UpstreamError {
   override readonly name = 'UpstreamHttpError';
   /** What the answer means, read from its status and the envelope's code (`refusalOf`). */
   readonly reason: HttpRefusal;
+  /** Not an answer to this call: an earlier refusal of the same token (or operation) repeated, and no call made. */
+  readonly withoutCall: boolean;
   constructor(fields: {
     path: string;
     status: number;
     upstreamCode?: string | undefined;
     upstreamRetryable?: boolean | undefined;
     upstreamMessage?: string | undefined;
+    withoutCall?: boolean | undefined;
   }) {
-    super(`upstream ${fields.path} answered ${fields.status} ${fields.upstreamCode ?? '(no code)'}`, fields);
+    const said = `${fields.status} ${fields.upstreamCode ?? '(no code)'}`;
+    super(
+      fields.withoutCall ? `upstream ${fields.path} not called: it answered ${said} before` : `upstream ${fields.path} answered ${said}`,
+      fields,
+    );
     this.reason = refusalOf(fields.status, fields.upstreamCode);
+    this.withoutCall = fields.withoutCall ?? false;
+  }
+
+  /** `refusal` again for a call to `path` that is not made. */
+  static repeated(refusal: UpstreamHttpError, path: string): UpstreamHttpError {
+    const { status, upstreamCode, upstreamRetryable, upstreamMessage } = refusal;
+    return new UpstreamHttpError({ path, status: status ?? 0, upstreamCode, upstreamRetryable, upstreamMessage, withoutCall: true });
   }
 }
 

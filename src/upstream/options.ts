@@ -1,5 +1,6 @@
 import type { BreakerOptions, BreakerState } from './breaker.js';
 import type { UpstreamCallInfo } from './origin.js';
+import type { Refusals } from './refusals.js';
 
 /** Largest answer body an upstream call reads: a record is a few KB, so 1 MiB only stops a runaway answer. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -36,6 +37,8 @@ export interface UpstreamCaller {
   caller?: string | undefined;
   /** `aborted` once the caller has left (an AbortSignal will do): a call not yet sent is then not sent. */
   signal?: { readonly aborted: boolean } | undefined;
+  /** This request's refusals: a call already refused (a rejected token, say) is not sent again. */
+  refusals?: Refusals | undefined;
   /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
   /** Told as a call starts (for tracing); what it returns is told when the call is over. */

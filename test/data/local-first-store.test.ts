@@ -18,6 +18,8 @@ function stalled(): SharedLookupStore & { claims: number } {
       this.claims++;
       return new Promise<Claim>(() => undefined);
     },
+    peek: () => new Promise<undefined>(() => undefined),
+    keep: () => undefined,
     healthy: () => false,
     close: async () => undefined,
   };
@@ -84,6 +86,8 @@ describe('LocalFirstStore: what this process paid for, kept for when the shared 
         this.claims++;
         return Promise.resolve({ kind: 'lead', lease: { settle: () => undefined, abandon: () => undefined } });
       },
+      peek: async () => undefined,
+      keep: () => undefined,
       healthy: () => false,
       close: async () => undefined,
     };

@@ -1,7 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { postBodyOnce, spawnGateway, type SpawnedGateway } from '../helpers.js';
+import { postBodyOnce, spawnGateway, unknownRucs, type SpawnedGateway } from '../helpers.js';
 
 const LOOKUP = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
 const lookup = (url: string, ruc: string, token: string, headers: Record<string, string> = {}) =>
@@ -34,5 +35,59 @@ describe('WORKERS=2, MAX_CONCURRENT_REQUESTS=100: one token floods, another is s
     // The flood itself is shared, one call per worker at most (no-cache refreshes on each worker's own).
     expect(flooded.filter((a) => a.status === 200).length).toBeGreaterThan(0);
     expect(sandbox.callsTo('/ruc').filter((c) => (c.body as { ruc: string }).ruc === TRIGGERS.slow.ruc).length).toBeLessThanOrEqual(2);
+  });
+});
+
+/** A token the upstream rejects is not amplified into a flood of calls from the gateway's address. */
+describe('default workers: a rejected token', () => {
+  let sandbox: Sandbox;
+  let gateway: SpawnedGateway | undefined;
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url }, availableParallelism());
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sandbox?.close();
+  });
+
+  const rucs = unknownRucs(100, 71_000_000);
+  const many = (token: string) =>
+    postBodyOnce(gateway!.url, { query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }', variables: { r: rucs } }, { token });
+
+  it('100 RUCs make at most UPSTREAM_CONCURRENCY calls, every field UNAUTHENTICATED; the next request at most one', async () => {
+    const first = await many('made-up-token-1');
+    expect(first.body.errors).toHaveLength(100);
+    expect(new Set(first.body.errors!.map((e) => e.extensions?.['code']))).toEqual(new Set(['UNAUTHENTICATED']));
+    expect(first.body.extensions?.cost?.['queries']).toBe(0);
+    expect(sandbox.callsTo('/ruc').length).toBeLessThanOrEqual(8);
+    const before = sandbox.callsTo('/ruc').length;
+    // On any worker: a new connection each.
+    const again = await Promise.all([many('made-up-token-1'), many('made-up-token-1')]);
+    for (const a of again) expect(a.body.errors?.every((e) => e.extensions?.['code'] === 'UNAUTHENTICATED')).toBe(true);
+    expect(sandbox.callsTo('/ruc').length - before).toBeLessThanOrEqual(1);
+    // Another token is not affected.
+    const accepted = await postBodyOnce(gateway!.url, { query: '{ contribuyente(ruc: "20100123453") { ruc } }' });
+    expect(accepted.body.errors).toBeUndefined();
+  });
+
+  it('_entities with 100 representations is bounded the same way', async () => {
+    sandbox.reset();
+    const representations = unknownRucs(100, 72_000_000).map((ruc) => ({ __typename: 'Contribuyente', ruc }));
+    const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Contribuyente { ruc } } }';
+    const answer = await postBodyOnce(gateway!.url, { query, variables: { r: representations } }, { token: 'made-up-token-2' });
+    expect(answer.body.errors?.every((e) => e.extensions?.['code'] === 'UNAUTHENTICATED')).toBe(true);
+    expect(sandbox.callsTo('/ruc').length).toBeLessThanOrEqual(8);
+  });
+
+  it('a 403 that refuses licences to the plan stops the request’s other licence calls, not its other lookups', async () => {
+    sandbox.reset();
+    const aliases = Array.from({ length: 12 }, (_, i) => `l${i}: licencia(numLicencia: "Q${46779354 + i}") { nombres }`).join(' ');
+    const answer = await postBodyOnce(gateway!.url, { query: `{ ${aliases} c: contribuyente(ruc: "20100123453") { ruc } }` }, {
+      token: 'sandbox-free',
+    });
+    expect(answer.body.data?.['c']).toEqual({ ruc: '20100123453' });
+    expect(answer.body.errors?.map((e) => e.extensions?.['code'])).toEqual(Array(12).fill('FORBIDDEN'));
+    expect(sandbox.callsTo('/licencia-conducir').length).toBeLessThanOrEqual(8);
   });
 });

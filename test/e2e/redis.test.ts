@@ -54,6 +54,19 @@ afterAll(async () => {
 afterEach(() => sandbox.reset());
 
 describe('a shared Redis cache (a real redis-server)', () => {
+  it('remembers a rejected token for every instance: the other instance then makes no call with it', async () => {
+    const first = await a.gql(ContribuyenteDocument, { ruc: '20100123453' }, { token: 'rejected-everywhere' });
+    expect(first.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    await sleep(50);
+    const other = await b.gql(ContribuyenteDocument, { ruc: '20501234568' }, { token: 'rejected-everywhere' });
+    expect(other.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    // The token is kept under its HMAC, never in clear; an accepted token is not affected.
+    expect((await inspect.keys('*rejected-everywhere*')).length).toBe(0);
+    expect((await b.gql(ContribuyenteDocument, { ruc: '20501234568' })).body.errors).toBeUndefined();
+  });
+
   it('lets two instances make one upstream call for the same lookup and token', async () => {
     const fromA = await a.gql(ContribuyenteDocument, { ruc: '20100123453' });
     const fromB = await b.gql(ContribuyenteDocument, { ruc: '20100123453' });
