@@ -42,6 +42,11 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Htt
     if (res.headersSent) return;
     const body = bodyFor(req, Buffer.concat(chunks, size));
     if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
+    // Yoga would answer these in English ("POST body sent invalid JSON.", "Must provide query string.").
+    if (body === undefined) return refuse(res, 400, 'BAD_REQUEST', `El cuerpo de la petición está vacío: ${SEND_JSON}`);
+    if (isForm(req) && !new URLSearchParams((body as Buffer).toString('utf8')).has('query')) {
+      return refuse(res, 400, 'BAD_REQUEST', `El formulario (application/x-www-form-urlencoded, lo que envía curl -d) no trae query: ${SEND_JSON}`);
+    }
     // Refused here, typed and in Spanish: Yoga would take `{}` for no body at all (and read the
     // spent stream again), answer a missing query with a 200, and a batch in English.
     if (Array.isArray(body)) return refuse(res, 400, 'BAD_REQUEST', 'Una petición lleva una sola operación: no se aceptan lotes (arrays).');
@@ -74,6 +79,8 @@ const lacksDocument = (body: unknown) =>
   body !== null &&
   !Buffer.isBuffer(body) &&
   ['query', 'documentId', 'extensions'].every((k) => (body as Record<string, unknown>)[k] == null);
+
+const SEND_JSON = 'envíe un JSON con query (o documentId) y la cabecera Content-Type: application/json.';
 
 /** A JSON body that does not parse. */
 const NOT_JSON = Symbol('not JSON');

@@ -16,13 +16,14 @@ import { SANDBOX_TOKEN } from '../sandbox/data.js';
  */
 export const ASSETS_PATH = '/graphiql-assets/';
 const DIST = join(dirname(createRequire(import.meta.url).resolve('@graphql-yoga/graphiql/package.json')), 'dist');
-const FILES: Record<string, string> = {
-  'graphiql.css': 'text/css; charset=utf-8',
-  'yoga-graphiql.umd.js': 'text/javascript; charset=utf-8',
-  'monacoeditorwork/editor.worker.bundle.js': 'text/javascript; charset=utf-8',
-  'monacoeditorwork/json.worker.bundle.js': 'text/javascript; charset=utf-8',
-  'monacoeditorwork/graphql.worker..bundle.js': 'text/javascript; charset=utf-8',
-};
+/** The files served, with their types: a Map, so that a name every object inherits (`constructor`) is no file. */
+const FILES = new Map<string, string>([
+  ['graphiql.css', 'text/css; charset=utf-8'],
+  ['yoga-graphiql.umd.js', 'text/javascript; charset=utf-8'],
+  ['monacoeditorwork/editor.worker.bundle.js', 'text/javascript; charset=utf-8'],
+  ['monacoeditorwork/json.worker.bundle.js', 'text/javascript; charset=utf-8'],
+  ['monacoeditorwork/graphql.worker..bundle.js', 'text/javascript; charset=utf-8'],
+]);
 
 const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
 # licencias de conducir.
@@ -124,7 +125,7 @@ export function useGraphiQLAssets(): Plugin {
     async onRequest({ url, request, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(ASSETS_PATH)) return;
       const name = url.pathname.slice(ASSETS_PATH.length);
-      const type = FILES[name];
+      const type = FILES.get(name);
       if (!type || (request.method !== 'GET' && request.method !== 'HEAD')) {
         const refusal = errorAnswer('NOT_FOUND', `Ese archivo de GraphiQL no existe; el endpoint GraphQL es ${GRAPHQL_PATH}.`);
         endResponse(new fetchAPI.Response(refusal.body, { status: 404, headers: refusal.headers }));

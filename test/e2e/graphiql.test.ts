@@ -42,6 +42,16 @@ describe('GraphiQL and introspection', () => {
     expect((await fetch(`${stack.url}/graphiql-assets/nope.js`)).status).toBe(404);
   });
 
+  it('answers a name every object inherits (constructor, __proto__, ...) with the JSON 404, not a stack trace', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const res = await fetch(`${stack.url}/graphiql-assets/${name}`);
+      expect(res.status, name).toBe(404);
+      const body = (await res.json()) as { errors: { extensions: unknown; message: string }[] };
+      expect(body.errors[0]!.extensions, name).toEqual({ code: 'NOT_FOUND', retryable: false });
+      expect(body.errors[0]!.message).not.toMatch(/ENOENT|\/work|node_modules/);
+    }
+  });
+
   it('answers the standard introspection query without a token, within the default limits, and without any upstream call', async () => {
     stack.sandbox.reset();
     const { body } = await stack.gql(getIntrospectionQuery(), undefined, { token: null });

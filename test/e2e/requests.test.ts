@@ -6,7 +6,7 @@ import {
   ValidarComprobantesDocument,
   ValidarComprobantesTextoDocument,
 } from '../../operations/generated/graphql.js';
-import { RECEIPT, RECEIPT_BODY, startStack, TOKEN, type Stack } from '../helpers.js';
+import { post, RECEIPT, RECEIPT_BODY, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -162,4 +162,37 @@ describe('an Accept the gateway cannot answer', () => {
       expect(stack.sandbox.calls).toHaveLength(0);
     });
   }
+});
+
+describe('bodies Yoga would answer in English', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  const refusal = async (res: Response) => {
+    const body = (await res.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    return { status: res.status, message: body.errors[0]!.message, extensions: body.errors[0]!.extensions };
+  };
+
+  it('an empty JSON body is a typed BAD_REQUEST in Spanish, without originalError', async () => {
+    const answer = await refusal(await post(`${stack.url}/graphql`, ''));
+    expect(answer).toEqual({
+      status: 400,
+      message: expect.stringMatching(/^El cuerpo de la petición está vacío/),
+      extensions: { code: 'BAD_REQUEST', retryable: false },
+    });
+  });
+
+  it('a JSON document sent as a form (curl -d without a content type) says to send JSON', async () => {
+    const res = await post(`${stack.url}/graphql`, JSON.stringify({ query: '{ __typename }' }), {
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-graphql-yoga-csrf': '1' },
+    });
+    const answer = await refusal(res);
+    expect(answer.status).toBe(400);
+    expect(answer.message).toMatch(/curl -d.*Content-Type: application\/json/);
+    expect(answer.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
 });
