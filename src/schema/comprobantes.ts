@@ -1,5 +1,5 @@
 import { REST } from '../upstream/paths.js';
-import { GRAPHQL_MAX_INT, GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
 import { chunkError, upstreamCodeOf } from '../errors.js';
@@ -38,15 +38,9 @@ async function validate<T>(
     concurrency: ctx.limits.concurrency,
     call: async (part) => {
       const record = await send(part);
-      // Answers are matched to receipts by position; a count that differs cannot be.
-      if (record.comprobantes.length !== part.length) {
-        throw new UpstreamInvalidResponseError({
-          path,
-          status: 200,
-          reason: 'record',
-          issues: ['comprobantes: not one result per receipt sent'],
-        });
-      }
+      // Each call's answer is checked on its own, so that a bad one loses only its own receipts.
+      const issue = answerIssue(record, part.length);
+      if (issue) throw new UpstreamInvalidResponseError({ path, status: 200, reason: 'record', issues: [issue] });
       return record;
     },
     stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED',
@@ -65,7 +59,15 @@ async function validate<T>(
   return validacion;
 }
 
-/** The largest value of GraphQL's Int (32-bit signed). */
+/**
+ * What is wrong with one call's answer, if anything: answers are matched to receipts by position,
+ * so the list must be as long as what was sent, and its count must be that length.
+ */
+function answerIssue(record: ValidacionRecord, sent: number): string | undefined {
+  if (record.comprobantes.length !== sent) return 'comprobantes: not one result per receipt sent';
+  if (record.cantidad_de_comprobantes !== sent) return 'cantidad_de_comprobantes: not the number of results';
+  return undefined;
+}
 
 const ComprobanteInput = builder.inputType('ComprobanteInput', {
   description: 'Un comprobante a validar (los campos de la operación /cpe del servicio).',
@@ -114,16 +116,8 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
   fields: (t) => ({
     cantidadDeComprobantes: t.int({
       description: 'Cantidad de comprobantes validados, según el servicio (los de las llamadas que respondieron).',
-      // A count GraphQL's Int cannot hold is the upstream's error on this field, not a fault of ours.
-      resolve: (r) => {
-        if (r.cantidad <= GRAPHQL_MAX_INT) return r.cantidad;
-        throw new UpstreamInvalidResponseError({
-          path: REST.validacion,
-          status: 200,
-          reason: 'record',
-          issues: ['cantidad_de_comprobantes: too_big'],
-        });
-      },
+      // Each call's count was checked to be its own list's length: the sum is at most MAX_RECEIPTS.
+      resolve: (r) => r.cantidad,
     }),
     comprobantes: t.field({
       type: [ComprobanteValidado],

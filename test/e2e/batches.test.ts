@@ -81,6 +81,27 @@ describe('a batch over 100 receipts', () => {
     expect(stack.sandbox.callsTo('/validacion-multiple-cpe')).toHaveLength(3);
   });
 
+  it('loses only the receipts of a call whose answer is malformed (a count no Int holds): one UPSTREAM_ERROR naming them', async () => {
+    stack = await startStack({ env: { MAX_OPERATION_COST: '1000' } });
+    const { body } = await stack.gql(ValidarComprobantesDocument, {
+      comprobantes: receipts(300, { at: 150, ruc: TRIGGERS.hugeCount.ruc }),
+    });
+    const answer = (body.data as { validarComprobantes: Answer }).validarComprobantes;
+    expect(answer.comprobantes.map((c) => c !== null)).toEqual([
+      ...Array(100).fill(true),
+      ...Array(100).fill(false),
+      ...Array(100).fill(true),
+    ]);
+    expect(answer.cantidadDeComprobantes).toBe(200);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors![0]).toMatchObject({
+      path: ['validarComprobantes', 'comprobantes', 100],
+      extensions: { code: 'UPSTREAM_ERROR', retryable: false, receipts: { from: 100, to: 199 } },
+    });
+    // Answered with a 2xx: billed, all three calls.
+    expect(body.extensions?.['cost']).toMatchObject({ queries: 300, upstreamCalls: 3 });
+  });
+
   it('sends no call after the quota ran out: the receipts not sent are QUOTA_EXCEEDED too', async () => {
     stack = await startStack({ env: { MAX_OPERATION_COST: '1000', UPSTREAM_CONCURRENCY: '1' } });
     stack.sandbox.setQuota(TOKEN, 150);
