@@ -86,7 +86,7 @@ export const TRIGGERS = {
   redirect: { ruc: '20600000111', licencia: 'T302' },
   /** As a receipt's issuer: a batch answer whose count is over 2^31 (billed). */
   hugeCount: { ruc: '20600000145', licencia: 'THUGE' },
-  /** 400 whose message quotes the caller's token back (some services do). */
+  /** 400 whose message quotes the caller's token back (some services do), and a v2 batch's SOL credentials. */
   echoesToken: { ruc: '20600000137', licencia: 'TECHO' },
   /** 204 with no body (billed). */
   noContent: { ruc: '20600000129', licencia: 'T204' },

@@ -40,7 +40,7 @@ export class RestService {
     if (plan) plan.quota = quota;
   }
 
-  #triggered(name: TriggerName, answer: () => Answer, token: string, cost: number): Answer {
+  #triggered(name: TriggerName, answer: () => Answer, token: string, cost: number, body?: Record<string, unknown>): Answer {
     // Every 2xx is billed, whatever its body, as the real service bills it.
     const billed = (a: Answer): Answer => this.#charge(token, cost) ?? a;
     switch (name) {
@@ -65,8 +65,14 @@ export class RestService {
         const data = (answered.json as { data?: { comprobantes?: unknown[] } } | undefined)?.data;
         return data?.comprobantes ? ok({ ...data, cantidad_de_comprobantes: 2 ** 31 }) : answered;
       }
-      case 'echoesToken':
-        return fail(400, 'invalid_input', `El token ${token} no puede consultar este documento.`);
+      case 'echoesToken': {
+        // With SOL credentials (a v2 batch), some services quote them back too.
+        const sol =
+          body?.['sol_usuario'] === undefined
+            ? ''
+            : ` Usuario SOL ${String(body['sol_usuario'])}, clave ${String(body['clave_usuario'])}, empresa ${String(body['ruc_empresa'])}.`;
+        return fail(400, 'invalid_input', `El token ${token} no puede consultar este documento.${sol}`);
+      }
       case 'rejected':
         return fail(400, 'invalid_input', 'El RUC es incorrecto');
       case 'otherClientError':
@@ -131,7 +137,7 @@ export class RestService {
       }));
       return ok({ cantidad_de_comprobantes: comprobantes.length, comprobantes });
     };
-    return issuerTrigger ? this.#triggered(issuerTrigger, answer, token, receipts.length) : answer();
+    return issuerTrigger ? this.#triggered(issuerTrigger, answer, token, receipts.length, body) : answer();
   }
 
   #receiptState(r: Receipt): { comprobante_estado_descripcion: string; observaciones: unknown[] } {

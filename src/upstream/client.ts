@@ -142,7 +142,12 @@ export class UpstreamClient {
       body['sol_usuario'] = credenciales.usuario;
       body['clave_usuario'] = credenciales.clave;
     }
-    return this.#batch({ path: REST.validacionTexto, body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length }, ctx);
+    // Whatever the upstream quotes of them back is scrubbed before anyone reads it.
+    const secrets = credenciales && [credenciales.rucEmpresa, credenciales.usuario, credenciales.clave];
+    return this.#batch(
+      { path: REST.validacionTexto, body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length, secrets },
+      ctx,
+    );
   }
 
   /** Breaker state of each origin, for readiness checks. */
@@ -266,7 +271,7 @@ export class UpstreamClient {
       .execute(() => {
         // Inside the breaker: an open one refuses before any call (or span) starts.
         finish = ctx.onCallStart?.({ path: req.path, origin: route.name, attempt });
-        return route.origin.post(req.path, req.body, token, req.schema, { timeoutMs });
+        return route.origin.post(req.path, req.body, token, req.schema, { timeoutMs, secrets: req.secrets });
       })
       .then(
         (record) => {
@@ -300,6 +305,8 @@ interface RestCall<S extends z.ZodType> {
   body: unknown;
   schema: S;
   cost: number;
+  /** Values the body carries that no answer, log line or trace may show (SOL credentials). */
+  secrets?: readonly string[] | undefined;
   /** A lookup's check that the record is the document asked for. */
   isOther?: (record: z.output<S>) => boolean;
 }

@@ -32,6 +32,8 @@ export interface UpstreamCallInfo {
 export interface PostOptions {
   /** The call's time-out: the shorter of its own and what is left of the lookup's deadline. */
   timeoutMs: number;
+  /** What else the call carries that the upstream may quote back and nobody may read (SOL credentials). */
+  secrets?: readonly string[] | undefined;
 }
 
 /**
@@ -90,7 +92,7 @@ export class Origin {
    */
   post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
     return new Promise<z.output<S>>((resolve, reject) => {
-      const call = new Call(path, schema, resolve, reject, options.timeoutMs, token);
+      const call = new Call(path, schema, resolve, reject, options.timeoutMs, token, options.secrets);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -133,6 +135,8 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     timeoutMs: number,
     /** The caller's token, to be scrubbed from whatever the upstream says back. */
     readonly token: string,
+    /** The call's other secrets, scrubbed likewise. */
+    readonly secrets: readonly string[] | undefined,
   ) {
     this.#timer = setTimeout(onTimeout, timeoutMs, this);
   }
@@ -190,7 +194,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
     // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
     try {
-      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema, this.token));
+      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema, this.token, this.secrets));
     } catch (error) {
       this.reject(error as Error);
     }
@@ -216,7 +220,14 @@ function onTimeout(call: Call<z.ZodType>): void {
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
-function interpret<S extends z.ZodType>(path: string, status: number, text: string, schema: S, token: string): z.output<S> {
+function interpret<S extends z.ZodType>(
+  path: string,
+  status: number,
+  text: string,
+  schema: S,
+  token: string,
+  secrets: readonly string[] | undefined,
+): z.output<S> {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
@@ -238,8 +249,7 @@ function interpret<S extends z.ZodType>(path: string, status: number, text: stri
   }
   const { success, code, retryable, message, data } = envelope.data;
   if (!ok || !success) {
-    // A service that quotes the token back must not have it shown or logged by us.
-    const said = message && token && message.includes(token) ? message.replaceAll(token, '[token]') : message;
+    const said = message && scrubbed(message, token, secrets);
     const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said };
     if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
     throw new UpstreamHttpError(fields);
@@ -247,6 +257,19 @@ function interpret<S extends z.ZodType>(path: string, status: number, text: stri
   const record = schema.safeParse(data);
   if (!record.success) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(record.error) });
   return record.data;
+}
+
+/**
+ * A service that quotes the call's secrets back (the token, SOL credentials) must not have them
+ * shown or logged by us: each is replaced, the longest first, so that one inside another goes whole.
+ */
+function scrubbed(message: string, token: string, secrets: readonly string[] | undefined): string {
+  let said = token && message.includes(token) ? message.replaceAll(token, '[token]') : message;
+  if (!secrets) return said;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret && said.includes(secret)) said = said.replaceAll(secret, '[credencial]');
+  }
+  return said;
 }
 
 function issuesOf(error: z.ZodError): string[] {

@@ -186,4 +186,15 @@ describe('values of secret inputs never appear in a message or a log line', () =
     expect(dev.sandbox.calls).toHaveLength(1);
     expect(everything(dev, body)).not.toContain(TOKEN);
   });
+
+  it('scrubs the SOL user, password and company RUC of that call from an upstream message, in the answer and in the logs', async () => {
+    const line = LINE.replace('20100123453', TRIGGERS.echoesToken.ruc);
+    const credencialesSol = { rucEmpresa: '20501234568', usuario: SOL_USER, clave: SOL_KEY };
+    const { body } = await dev.gql(ValidarComprobantesTextoDocument, { comprobantes: [line], credencialesSol });
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(body.errors?.[0]?.message).toContain('no puede consultar');
+    // The sandbox did quote them: the call carried them.
+    expect(dev.sandbox.calls[0]?.body).toMatchObject({ sol_usuario: SOL_USER, clave_usuario: SOL_KEY, ruc_empresa: '20501234568' });
+    for (const secret of [SOL_USER, SOL_KEY, '20501234568', TOKEN]) expect(everything(dev, body)).not.toContain(secret);
+  });
 });
