@@ -28,6 +28,8 @@ interface Term {
   shares: string;
   /** The billed field it is selected under, whose items it looks up again when it has no argument of its own. */
   parent: Term | undefined;
+  /** The object type it is selected on: under federation's `_entities`, it takes only the representations of that type. */
+  on: string;
 }
 
 /**
@@ -87,13 +89,16 @@ export function estimateCost(
 function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits: RuntimeLimits): number {
   const shared = new Map<string, { weight: number; keys: Set<string> }>();
   const itemsOf = new Map<Term, readonly unknown[]>();
+  /** A referencing field's keys by the type each representation names. */
+  const referencedOf = new Map<Term, Map<string, string[]>>();
   let total = 0;
   // Parents come before the fields selected under them.
   for (const term of terms) {
     const { billing } = term;
     let items: readonly unknown[];
     if (billing.argument === undefined) {
-      items = term.parent ? (itemsOf.get(term.parent) ?? []) : [undefined];
+      const byType = term.parent && referencedOf.get(term.parent);
+      items = !term.parent ? [undefined] : byType ? (byType.get(term.on) ?? []) : (itemsOf.get(term.parent) ?? []);
     } else {
       let value: unknown;
       try {
@@ -108,7 +113,9 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       if (max !== undefined && items.length > max) items = [];
     }
     if (billing.references) {
-      itemsOf.set(term, referencedKeys(items, billing.references, shared));
+      const byType = new Map<string, string[]>();
+      referencedOf.set(term, byType);
+      itemsOf.set(term, referencedKeys(items, billing.references, shared, byType));
       continue;
     }
     if (!billing.key) {
@@ -131,11 +138,12 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
   return total;
 }
 
-/** The keys of the representations that are ours and pass their check, each added to its type's group. */
+/** The keys of the representations that are ours and pass their check, each added to its type's group and to `byType`. */
 function referencedKeys(
   items: readonly unknown[],
   references: NonNullable<Billing['references']>,
   shared: Map<string, { weight: number; keys: Set<string> }>,
+  byType: Map<string, string[]>,
 ): string[] {
   const keys: string[] = [];
   for (const item of items) {
@@ -146,6 +154,9 @@ function referencedKeys(
     const checked = entity && typeof value === 'string' ? entity.key(value) : undefined;
     if (!entity || !checked?.ok) continue;
     keys.push(checked.value);
+    const ofType = byType.get(typename as string);
+    if (ofType) ofType.push(checked.value);
+    else byType.set(typename as string, [checked.value]);
     let group = shared.get(typename as string);
     if (!group) shared.set(typename as string, (group = { weight: entity.weight, keys: new Set() }));
     group.weight = Math.max(group.weight, entity.weight);
@@ -176,7 +187,7 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operation: Operat
         if (!def) continue;
         const billing = billingOf(def);
         const named = getNamedType(def.type);
-        const term = billing ? { node: s, def, billing, shares: named.name, parent } : undefined;
+        const term = billing ? { node: s, def, billing, shares: named.name, parent, on: type.name } : undefined;
         if (term) terms.push(term);
         if (s.selectionSet && (isObjectType(named) || isUnionType(named))) visit(s.selectionSet, named, term ?? parent, seen);
       } else if (s.kind === Kind.INLINE_FRAGMENT) {

@@ -23,6 +23,21 @@ describe('_entities (the gateway as a federation subgraph)', () => {
     (await stack.gql<Answer, { representations: unknown[] }>(ENTITIES, { representations }, token === undefined ? {} : { token })).body;
   const ruc = (r: string) => ({ __typename: 'Contribuyente', ruc: r });
 
+  it('prices a representation for the type it names only: a licence number that is also a valid RUC costs no detalle', async () => {
+    stack.sandbox.reset();
+    const query = `query($representations: [_Any!]!) {
+      _entities(representations: $representations) {
+        ... on Contribuyente { ruc detalle { ruc } }
+        ... on LicenciaConducir { numLicencia nombres }
+      }
+    }`;
+    const { body } = await stack.gql(query, { representations: [{ __typename: 'LicenciaConducir', numLicencia: '20100123453' }] });
+    // One licence lookup at most: 2 queries, and no /ruc nor /ruc-sunat.
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 2 });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(0);
+    expect(stack.sandbox.callsTo('/ruc-sunat')).toHaveLength(0);
+  });
+
   it('ten representations of five distinct RUCs make five calls, in order, with the cost report of any operation', async () => {
     const five = unknownRucs(5, 82_000_000).map((r, i) => (i === 0 ? TAXPAYERS[2]!.ruc : r));
     stack.sandbox.reset();
