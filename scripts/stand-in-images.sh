@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# Makes local stand-ins, under their official names, for the base images the Dockerfile and
-# deploy/compose/ use, where no container registry can be reached (this machine and CI):
-#   debian:bookworm-slim   Debian bookworm from debootstrap (minbase)
-#   node:24-bookworm-slim  that, with Node 24 and npm from the npm registry at the versions
-#                          scripts/node24 pins, the `node` user (1000) and the official entrypoint
-#   redis:7-bookworm       that, with Debian's redis-server
-# An image already there (pulled or made before) is kept. Needs root, debootstrap and podman.
+# The base images the Dockerfile and deploy/compose/ use, for the image tests (test/image/).
+# On a machine that can pull them, the real ones: docker.io/library/node:24-bookworm-slim and
+# redis:7-bookworm. Where no container registry can be reached (this machine and CI), local
+# stand-ins under names of our own, never the official ones, so that a developer's own builds
+# never take a stand-in for the real image:
+#   localhost/stand-in/debian:bookworm-slim   Debian bookworm from debootstrap (minbase)
+#   localhost/stand-in/node:24-bookworm-slim  that, with Node 24 and npm from the npm registry at
+#                                             the versions scripts/node24 pins, the `node` user
+#                                             (1000) and the official entrypoint
+#   localhost/stand-in/redis:7-bookworm       that, with Debian's redis-server
+# Prints what to use, one NAME=image a line (NODE_IMAGE, REDIS_IMAGE), and the stand-ins it made
+# (STAND_INS=...), which the tests remove when they are done. Needs root, debootstrap and podman.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-debian=docker.io/library/debian:bookworm-slim
-node=docker.io/library/node:24-bookworm-slim
-redis=docker.io/library/redis:7-bookworm
+
+official_node=docker.io/library/node:24-bookworm-slim
+official_redis=docker.io/library/redis:7-bookworm
+if timeout 120 podman pull -q "$official_node" >/dev/null 2>&1 && timeout 120 podman pull -q "$official_redis" >/dev/null 2>&1; then
+  echo "NODE_IMAGE=$official_node"
+  echo "REDIS_IMAGE=$official_redis"
+  echo "STAND_INS="
+  exit 0
+fi
+
+debian=localhost/stand-in/debian:bookworm-slim
+node=localhost/stand-in/node:24-bookworm-slim
+redis=localhost/stand-in/redis:7-bookworm
 
 if ! podman image exists "$debian" || ! podman image exists "$node"; then
   root=$(mktemp -d)
@@ -57,3 +72,6 @@ CMD ["redis-server", "--protected-mode", "no"]
 EOF
   rmdir "$empty"
 fi
+echo "NODE_IMAGE=$node"
+echo "REDIS_IMAGE=$redis"
+echo "STAND_INS=$debian $node $redis"

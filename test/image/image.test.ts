@@ -6,7 +6,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { freePort, postOnce, TOKEN, unknownRucs } from '../helpers.js';
 import { spawnTracked } from '../processes.js';
-import { buildImage, IMAGE, PODMAN_ENV, podman, run, until } from './podman.js';
+import { buildImage, IMAGE, PODMAN_ENV, podman, removeImages, run, until, type Bases } from './podman.js';
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
@@ -14,8 +14,32 @@ const EJEMPLO =
 const MINUTE = 60_000;
 const tag = `gwtest${process.pid}`;
 
-/** The Dockerfile as users build it, on the stand-in of node:24-bookworm-slim (scripts/stand-in-images.sh). */
-beforeAll(() => buildImage(), 25 * MINUTE);
+/** The Dockerfile as users build it, on node:24-bookworm-slim or its stand-in (scripts/stand-in-images.sh); every image made is removed after. */
+let bases: Bases | undefined;
+beforeAll(async () => {
+  bases = await buildImage();
+}, 25 * MINUTE);
+afterAll(() => removeImages(bases), 5 * MINUTE);
+
+describe('the base images', () => {
+  it('are the real ones, or stand-ins under local names: never a stand-in saved under an official name', async () => {
+    const official = [
+      'docker.io/library/node:24-bookworm-slim',
+      'docker.io/library/debian:bookworm-slim',
+      'docker.io/library/redis:7-bookworm',
+    ];
+    if (bases!.NODE_IMAGE.startsWith('docker.io/')) return;
+    expect(bases!.STAND_INS.split(' ').every((name) => name.startsWith('localhost/stand-in/'))).toBe(true);
+    for (const name of official)
+      expect(
+        await podman(['image', 'exists', name]).then(
+          () => true,
+          () => false,
+        ),
+        name,
+      ).toBe(false);
+  });
+});
 
 describe('the container image', () => {
   const name = `${tag}-gateway`;
@@ -155,6 +179,8 @@ describe('deploy/compose/compose.yaml: two gateways, Redis and the sandbox', () 
       ...PODMAN_ENV,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       CACHE_KEY_SECRET: randomBytes(16).toString('hex'),
+      GATEWAY_IMAGE: IMAGE,
+      REDIS_IMAGE: bases!.REDIS_IMAGE,
     });
   const at = (port: number, path = '/graphql') => `http://127.0.0.1:${port}${path}`;
   beforeAll(async () => {

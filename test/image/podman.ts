@@ -10,8 +10,11 @@ import { join, resolve } from 'node:path';
  */
 export const PODMAN_ENV = { ...process.env, CONTAINERS_CONF: resolve('test/image/containers.conf') };
 
-/** The name deploy/compose/compose.yaml runs, built from the Dockerfile by the tests. */
-export const IMAGE = 'localhost/registro-gateway:latest';
+/**
+ * The gateway's image as the tests build it from the Dockerfile: a tag of this run's, so that a
+ * developer's own `localhost/registro-gateway:latest` is never replaced; removed after the tests.
+ */
+export const IMAGE = `localhost/registro-gateway:test-${process.pid}`;
 
 /** Runs `command` to its end; rejects with its output when it fails or outlasts `timeoutMs`. */
 export function run(command: string, args: readonly string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = PODMAN_ENV): Promise<string> {
@@ -43,10 +46,37 @@ export function npmSecrets(): string[] {
   ];
 }
 
-/** Makes the stand-in base images when missing, then builds the gateway's image from the Dockerfile. */
-export async function buildImage(): Promise<void> {
-  await run('scripts/stand-in-images.sh', [], 10 * 60_000);
-  await podman(['build', '--format', 'docker', ...npmSecrets(), '-t', IMAGE, '.'], 15 * 60_000);
+/** The base images the build and compose use: the real ones where they can be pulled, else local stand-ins. */
+export interface Bases {
+  NODE_IMAGE: string;
+  REDIS_IMAGE: string;
+  /** Stand-ins made for this run, removed with the gateway's image. */
+  STAND_INS: string;
+}
+
+/** The base images (scripts/stand-in-images.sh), then the gateway's image from the Dockerfile on them. */
+export async function buildImage(): Promise<Bases> {
+  const said = await run('scripts/stand-in-images.sh', [], 10 * 60_000);
+  const bases = Object.fromEntries(
+    said
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=', 2) as [string, string]),
+  ) as unknown as Bases;
+  // No intermediate images kept (--layers=false): nothing of the build outlives the test run.
+  await podman(
+    ['build', '--format', 'docker', '--layers=false', '--build-arg', `NODE_IMAGE=${bases.NODE_IMAGE}`, ...npmSecrets(), '-t', IMAGE, '.'],
+    15 * 60_000,
+  );
+  return bases;
+}
+
+/** Removes every image the run made: the gateway's and the stand-ins (real base images pulled are kept). */
+export async function removeImages(bases: Bases | undefined): Promise<void> {
+  const made = [IMAGE, ...(bases?.STAND_INS.split(' ').filter(Boolean) ?? [])];
+  await podman(['rmi', '--force', '--ignore', ...made]);
+  const left = (await podman(['images', '--format', '{{.Repository}}:{{.Tag}}'])).split('\n').filter((name) => made.includes(name));
+  if (left.length) throw new Error(`images the tests made are still there: ${left.join(', ')}`);
 }
 
 /** Polls `url` until it answers `status`; rejects after `withinMs`. */
