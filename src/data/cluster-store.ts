@@ -137,15 +137,23 @@ export function serveWorkers(store: MemoryStore, options: ServeWorkersOptions): 
   });
   hearWorkers(ABANDON, (payload, worker) => take(leaseKey(worker, (payload as { lease: number }).lease))?.abandon());
   // A worker that died mid-call leaves its keys to the next waiter at once.
-  cluster.on('exit', (worker: Worker) => {
-    const prefix = `${worker.id}:`;
-    for (const key of [...leases.keys()]) if (key.startsWith(prefix)) take(key)?.abandon();
-    for (const [key, waiting] of [...tickets]) {
-      if (!key.startsWith(prefix)) continue;
-      tickets.delete(key);
-      void waiting.then(giveBack);
-    }
-  });
+  cluster.on('exit', (worker: Worker) => forget(worker, leases.keys(), take, tickets));
+}
+
+/** A worker that is gone: its leases given back, and each lead its waits come to. */
+function forget(
+  worker: Worker,
+  leaseKeys: Iterable<string>,
+  take: (key: string) => Lease | undefined,
+  tickets: Map<string, Promise<Claim>>,
+) {
+  const prefix = `${worker.id}:`;
+  for (const key of [...leaseKeys]) if (key.startsWith(prefix)) take(key)?.abandon();
+  for (const [key, waiting] of [...tickets]) {
+    if (!key.startsWith(prefix)) continue;
+    tickets.delete(key);
+    void waiting.then(giveBack);
+  }
 }
 
 /** A wait followed to its end: the answer, or the lead handed on. */
