@@ -22,11 +22,11 @@ const running = new Set<Proc>();
  */
 function productionNodeFlags(): string[] {
   const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:prod'] ?? '';
-  // `exec` hands npm's shell over to node, so that signals reach node itself.
+  // `exec` hands npm's shell over to node, so that signals reach node itself; production is production.
   const words = script.trim().split(/\s+/);
-  if (words[0] !== 'exec' || words[1] !== 'node' || words.at(-1) !== 'dist/src/main.js')
-    throw new Error(`start:prod is not "exec node [flags] dist/src/main.js": ${script}`);
-  return words.slice(2, -1);
+  if (words[0] !== 'NODE_ENV=production' || words[1] !== 'exec' || words[2] !== 'node' || words.at(-1) !== 'dist/src/main.js')
+    throw new Error(`start:prod is not "NODE_ENV=production exec node [flags] dist/src/main.js": ${script}`);
+  return words.slice(3, -1);
 }
 
 /**
