@@ -15,7 +15,7 @@ import { EjemploDocument, ValidarComprobantesDocument } from '../operations/gene
 export interface GatewayError {
   message: string;
   path?: (string | number)[];
-  extensions: { code: ErrorCode; retryable: boolean; upstreamCode?: string };
+  extensions: { code: ErrorCode; retryable: boolean; upstreamCode?: string; retryAfterSeconds?: number };
 }
 
 export interface Cost {
@@ -71,6 +71,8 @@ export function advice(error: GatewayError): string {
       return `out of plan queries: ${error.message}`;
     case 'UPSTREAM_UNAVAILABLE':
       return error.extensions.retryable ? 'try again in a few seconds' : 'the service refused; do not retry';
+    case 'RATE_LIMITED':
+      return `the service throttles this token: try again in ${error.extensions.retryAfterSeconds ?? 'a few'} seconds`;
     case 'OVERLOADED':
     case 'REQUEST_TIMEOUT':
       return 'try again in a second';

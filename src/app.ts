@@ -228,6 +228,7 @@ function createLookups(config: Config, upstream: UpstreamClient, store: SharedLo
     keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,
     notFoundTtlMs: config.cache.notFoundTtlMs,
+    staleIfErrorMs: config.cache.staleIfErrorMs,
     keySecret: config.cache.keySecret,
     // Processes sharing a store must agree on keys (the workers of an instance, instances sharing Redis).
     sharedKeys: store !== undefined && store.kind !== 'memory',

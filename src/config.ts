@@ -93,6 +93,16 @@ export const EnvSchema = z.object({
   CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
   /** @default 600000 (10 min) */
   CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
+  /**
+   * How long past its time to live a found record is kept, to be answered (marked stale) when
+   * refreshing it finds the upstream unavailable (stale-if-error, RFC 5861); 0 turns it off. @default 86400000 (24 h)
+   */
+  CACHE_STALE_IF_ERROR_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 3600_000)
+    .default(24 * 3600_000),
   /** @default 10000 */
   CACHE_MAX_ENTRIES: count.min(1).default(10_000),
   /** @default 52428800 (50 MiB) */
@@ -198,6 +208,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
     ttlMs: { ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS },
     notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
+    staleIfErrorMs: e.CACHE_STALE_IF_ERROR_MS,
     maxEntries: e.CACHE_MAX_ENTRIES,
     maxBytes: e.CACHE_MAX_BYTES,
     redisUrl: e.REDIS_URL,

@@ -6,7 +6,7 @@ import {
   UpstreamInvalidResponseError,
   type HttpRefusal,
   type InvalidResponseReason,
-  type UpstreamHttpError,
+  UpstreamHttpError,
 } from './upstream/errors.js';
 
 /**
@@ -16,7 +16,9 @@ import {
 export const ERROR_CODES = {
   INVALID_INPUT: 'Entrada inválida: se rechaza localmente (sin consumir consultas) o la rechazó el servicio (HTTP 400).',
   DOCUMENT_NOT_FOUND: 'El documento consultado no existe en el servicio (HTTP 404).',
-  QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429).',
+  QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429 quota_exceeded, o el aviso del servicio de que se agotaron).',
+  RATE_LIMITED:
+    'El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable.',
   UNAUTHENTICATED: 'Falta el token Bearer, o el servicio lo rechazó (HTTP 401).',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
   UPSTREAM_UNAVAILABLE:
@@ -50,7 +52,12 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Codes whose cause may pass by itself; anything else is final for the same request. */
-export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_UNAVAILABLE', 'OVERLOADED', 'REQUEST_TIMEOUT']);
+export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
+  'UPSTREAM_UNAVAILABLE',
+  'RATE_LIMITED',
+  'OVERLOADED',
+  'REQUEST_TIMEOUT',
+]);
 
 export interface GatewayErrorOptions {
   retryable?: boolean;
@@ -142,6 +149,10 @@ const HTTP_REFUSALS: Record<HttpRefusal, { code: ErrorCode; message?: string }> 
   invalid_input: { code: 'INVALID_INPUT', message: 'El servicio rechazó los datos enviados.' },
   document_not_found: { code: 'DOCUMENT_NOT_FOUND', message: 'No se encontró información para el documento consultado.' },
   quota_exceeded: { code: 'QUOTA_EXCEEDED', message: 'Las consultas restantes del plan no alcanzan para esta operación.' },
+  rate_limited: {
+    code: 'RATE_LIMITED',
+    message: 'El servicio limita la frecuencia de consultas de este token; reintente en unos segundos.',
+  },
   upstream_unavailable: { code: 'UPSTREAM_UNAVAILABLE', message: UNAVAILABLE_MESSAGE },
   // Its message names the status.
   other: { code: 'UPSTREAM_ERROR' },
@@ -159,6 +170,8 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
     retryable:
       error.upstreamRetryable ?? (error instanceof UpstreamInvalidResponseError ? error.retryable : RETRYABLE_BY_DEFAULT.has(code)),
   };
+  if (error instanceof UpstreamHttpError && error.retryAfterSeconds !== undefined)
+    extensions['retryAfterSeconds'] = error.retryAfterSeconds;
   if (error.upstreamCode) extensions['upstreamCode'] = error.upstreamCode;
   if (error.status !== undefined) extensions['upstreamStatus'] = error.status;
   return new GraphQLError(message, {

@@ -293,7 +293,11 @@ export function postOnce(url: string, query: string, variables: Record<string, u
 }
 
 /** Any JSON body (a persisted query's hash, say) the same way; `token` (null for none) and `headers` as `post` takes them. */
-export function postBodyOnce(url: string, body: unknown, { token = TOKEN, headers }: Omit<PostOptions, 'signal'> = {}): Promise<OnceAnswer> {
+export function postBodyOnce(
+  url: string,
+  body: unknown,
+  { token = TOKEN, headers }: Omit<PostOptions, 'signal'> = {},
+): Promise<OnceAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(

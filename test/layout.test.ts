@@ -32,6 +32,10 @@ describe('the layout of src/', () => {
     expect(readdirSync(SRC).filter((n) => n.endsWith('.ts')).length).toBeLessThanOrEqual(5);
   });
 
+  it('keeps the README for users: at most 300 lines (details go to docs/)', () => {
+    expect(readFileSync('README.md', 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(300);
+  });
+
   it('has no file over 300 lines', () => {
     for (const file of files(SRC)) expect(readFileSync(file, 'utf8').split('\n').length, relative(SRC, file)).toBeLessThanOrEqual(301);
   });

@@ -39,8 +39,10 @@ export type ErrorCode =
   | 'PERSISTED_QUERY_MISMATCH'
   /** El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash. */
   | 'PERSISTED_QUERY_NOT_FOUND'
-  /** Las consultas restantes del plan no alcanzan (HTTP 429). */
+  /** Las consultas restantes del plan no alcanzan (HTTP 429 quota_exceeded, o el aviso del servicio de que se agotaron). */
   | 'QUOTA_EXCEEDED'
+  /** El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable. */
+  | 'RATE_LIMITED'
   /** El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413). */
   | 'REQUEST_ENTITY_TOO_LARGE'
   /** El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable. */
@@ -55,6 +57,19 @@ export type ErrorCode =
   | 'UPSTREAM_ERROR'
   /** El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable. */
   | 'UPSTREAM_UNAVAILABLE';
+
+/** Estado del comprobante según SUNAT, la forma tipada de comprobanteEstadoCodigo. */
+export type EstadoComprobante =
+  /** Código "1": aceptado. */
+  | 'ACEPTADO'
+  /** Código "2": anulado. */
+  | 'ANULADO'
+  /** Código "3": autorizado. */
+  | 'AUTORIZADO'
+  /** Código "4": no autorizado. */
+  | 'NO_AUTORIZADO'
+  /** Código "0": el comprobante no existe. */
+  | 'NO_EXISTE';
 
 export type Link__Purpose =
   | 'EXECUTION'

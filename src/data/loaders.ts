@@ -1,14 +1,14 @@
 import DataLoader from 'dataloader';
-import type { LookupCaller, CachedLookups } from './lookups.js';
+import type { LookupCaller, CachedLookups, Received } from './lookups.js';
 import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
 export interface RequestLoaders {
   /** POST /ruc by RUC. */
-  ruc: DataLoader<string, RucRecord>;
+  ruc: DataLoader<string, Received<RucRecord>>;
   /** POST /ruc-sunat by RUC; serves both `contribuyenteDetalle` and `Contribuyente.detalle`. */
-  rucSunat: DataLoader<string, RucSunatRecord>;
+  rucSunat: DataLoader<string, Received<RucSunatRecord>>;
   /** POST /licencia-conducir by licence number. */
-  licencia: DataLoader<string, LicenciaRecord>;
+  licencia: DataLoader<string, Received<LicenciaRecord>>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { SharedLookupStore } from './store.js';
+import type { Lease, SharedLookupStore } from './store.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
@@ -19,7 +19,7 @@ export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
  * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
  * rest of a key is one Redis Cluster hash tag, so that its lock is in the same slot.
  */
-export const KEY_PREFIX = 'gw3:';
+export const KEY_PREFIX = 'gw4:';
 
 /**
  * How long a token the upstream rejected (401) is remembered, by its key in the store, so that
@@ -38,6 +38,8 @@ export interface LookupsOptions {
   ttlMs: Record<LookupOp, number>;
   /** Time to live of a DOCUMENT_NOT_FOUND answer. */
   notFoundTtlMs: number;
+  /** How long past its time to live a found record is kept, for when the upstream is down (0: not at all). */
+  staleIfErrorMs: number;
   /**
    * Secret for the HMAC of the token in cache keys. Without one, a random secret for this
    * process (fine for one process), or plain SHA-256 when `sharedKeys` is set, so that
@@ -49,8 +51,11 @@ export interface LookupsOptions {
   onResult?: (op: LookupOp, result: CacheResult) => void;
 }
 
-/** hit: from the cache; flight: joined another request's call; miss: called upstream; off: no cache. */
-export type CacheResult = 'hit' | 'flight' | 'miss' | 'off';
+/**
+ * hit: from the cache; flight: joined another request's call; miss: called upstream; stale: the
+ * last good record while the upstream is down; off: no cache.
+ */
+export type CacheResult = 'hit' | 'flight' | 'miss' | 'stale' | 'off';
 
 /** Per-call context of a lookup: the upstream's, plus what the cache needs. */
 export interface LookupCaller extends UpstreamCaller {
@@ -62,12 +67,29 @@ export interface LookupCaller extends UpstreamCaller {
   onWait?: (() => void) | undefined;
   /** Told when an answer came from the cache or from another request's call in flight. */
   onShared?: (how: 'cache' | 'flight') => void;
+  /** Told when the answer is the last good record, the upstream being down. */
+  onStale?: (() => void) | undefined;
   /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
   onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
 }
 
-/** What a store holds and hands over: a record, or a failure (a kept 404, or one for the callers that waited). */
-type Entry<T> = { record: T } | { failure: UpstreamErrorData };
+/**
+ * What a store holds and hands over: a record, fresh until `freshUntil` (epoch ms) and kept
+ * longer for when the upstream is down, or a failure (a kept 404, or one for the callers that waited).
+ */
+type Entry<T> = { record: T; freshUntil: number } | { failure: UpstreamErrorData };
+
+/**
+ * A record as the lookups hand it out: with the time the gateway received it from the upstream
+ * (ISO 8601, UTC), which travels with it through every store, and `stale` when it is the last
+ * good record answered because the upstream is down.
+ */
+export type Received<T extends object = object> = T & { receivedAt: string; stale?: boolean };
+
+/** The record just received from the upstream, stamped with the time. */
+function received<T extends object>(record: T): Received<T> {
+  return Object.assign(record, { receivedAt: new Date().toISOString() });
+}
 
 /**
  * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
@@ -96,25 +118,25 @@ export class CachedLookups {
     return (this.#secret ? createHmac('sha256', this.#secret) : createHash('sha256')).update(token).digest('base64url');
   }
 
-  ruc(ruc: string, ctx: LookupCaller): Promise<RucRecord> {
-    return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx));
+  ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
+    return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx).then(received));
   }
 
-  rucSunat(ruc: string, ctx: LookupCaller): Promise<RucSunatRecord> {
-    return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx));
+  rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {
+    return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx).then(received));
   }
 
-  licencia(numLicencia: string, ctx: LookupCaller): Promise<LicenciaRecord> {
-    return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx));
+  licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
+    return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx).then(received));
   }
 
-  #lookup<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
+  #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
     // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
     if (!this.#store && !ctx.onLookupStart) return fetch();
     return this.#observed(op, key, ctx, fetch);
   }
 
-  async #observed<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
+  async #observed<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
     const finish = ctx.onLookupStart?.(op);
     let result: CacheResult = 'off';
     try {
@@ -129,59 +151,102 @@ export class CachedLookups {
     }
   }
 
-  async #find<T>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>, outcome: (r: CacheResult) => void): Promise<T> {
+  async #find<T extends Received>(
+    op: LookupOp,
+    key: string,
+    ctx: LookupCaller,
+    fetch: () => Promise<T>,
+    outcome: (r: CacheResult) => void,
+  ): Promise<T> {
     const store = this.#store;
     // No token (the client refuses it without a call) or no store: nothing to share.
     if (!store || !ctx.tokenKey) return fetch();
-    const keep = this.#options.keep;
-    let claim = await store.claim(`${KEY_PREFIX}{${op}:${ctx.tokenKey}:${key}}`, { read: keep && !ctx.noCache });
+    const storeKey = `${KEY_PREFIX}{${op}:${ctx.tokenKey}:${key}}`;
+    let claim = await store.claim(storeKey, { read: this.#options.keep && !ctx.noCache });
     let waited = false;
-    while (claim.kind === 'wait') {
-      if (!waited) ctx.onWait?.();
-      waited = true;
-      claim = await claim.next;
-    }
-    if (claim.kind === 'hit') {
+    for (;;) {
+      while (claim.kind === 'wait') {
+        if (!waited) ctx.onWait?.();
+        waited = true;
+        claim = await claim.next;
+      }
+      if (claim.kind === 'lead') return this.#lead(op, storeKey, ctx.tokenKey, ctx, claim.lease, fetch, outcome);
       const entry = entryOf<T>(claim.entry);
       // An entry this version cannot read (another version's, say) counts as a miss.
       if (!entry) return fetch();
+      // A record kept past its time to live only for when the upstream is down: refreshed first.
+      if ('record' in entry && !waited && entry.freshUntil <= Date.now()) {
+        claim = await store.claim(storeKey, { read: false });
+        continue;
+      }
       outcome(waited ? 'flight' : 'hit');
       ctx.onShared?.(waited ? 'flight' : 'cache');
-      if ('failure' in entry) {
-        const failure = upstreamErrorFrom(entry.failure);
-        // Another request's call was refused the token: this request sends no further call with it either.
-        ctx.refusals?.note(failure);
-        throw failure;
-      }
-      return entry.record;
+      if ('record' in entry) return entry.record;
+      const failure = upstreamErrorFrom(entry.failure);
+      // Another request's call was refused the token: this request sends no further call with it either.
+      ctx.refusals?.note(failure);
+      // The call this one waited on found the upstream down: the last good record, if any.
+      return this.#staleOr(failure, storeKey, ctx, outcome);
     }
-    // This caller's request makes (and pays for) the call, and hands the outcome to those waiting.
+  }
+
+  /** This caller's request makes (and pays for) the call, and hands the outcome to those waiting. */
+  async #lead<T extends Received>(
+    op: LookupOp,
+    storeKey: string,
+    tokenKey: string,
+    ctx: LookupCaller,
+    lease: Lease,
+    fetch: () => Promise<T>,
+    outcome: (r: CacheResult) => void,
+  ): Promise<T> {
     outcome('miss');
-    const lease = claim.lease;
+    const store = this.#store!;
+    const keep = this.#options.keep;
     let record: T;
     try {
-      await this.#recall(store, ctx.tokenKey, ctx.refusals);
+      await this.#recall(store, tokenKey, ctx.refusals);
       record = await fetch();
     } catch (error) {
       if (error instanceof UpstreamHttpError && error.reason === 'unauthenticated' && !error.withoutCall) {
-        store.keep(rejectedKey(ctx.tokenKey), JSON.stringify(upstreamErrorData(error)), REJECTED_TOKEN_MS);
+        store.keep(rejectedKey(tokenKey), JSON.stringify(upstreamErrorData(error)), REJECTED_TOKEN_MS);
       }
       if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) {
         // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
         lease.abandon();
       } else if (error instanceof UpstreamError) {
-        // A 404 is an answer like a record (and billed like one): kept. Any other failure only
-        // reaches the callers that waited on this call.
-        const notFound = error instanceof UpstreamHttpError && error.status === 404 && error.upstreamCode === 'document_not_found';
+        // Nothing found is an answer like a record (and billed like one): kept. Any other failure
+        // only reaches the callers that waited on this call.
+        const notFound = error instanceof UpstreamHttpError && error.reason === 'document_not_found';
         const failure: Entry<T> = { failure: upstreamErrorData(error) };
         lease.settle(JSON.stringify(failure), notFound && keep ? this.#options.notFoundTtlMs : 0);
       } else {
         lease.abandon();
       }
-      throw error;
+      return this.#staleOr(error, storeKey, ctx, outcome);
     }
-    lease.settle(JSON.stringify({ record } satisfies Entry<T>), keep ? this.#options.ttlMs[op] : 0);
+    const ttlMs = this.#options.ttlMs[op];
+    const entry: Entry<T> = { record, freshUntil: Date.now() + ttlMs };
+    // Kept past its time to live (stale-if-error), for when refreshing it finds the upstream down.
+    lease.settle(JSON.stringify(entry), keep ? ttlMs + this.#options.staleIfErrorMs : 0);
     return record;
+  }
+
+  /**
+   * stale-if-error (RFC 5861): when the upstream is unavailable, the same token's last good
+   * record, kept past its time to live, is answered instead (marked `stale`); any other failure
+   * is the answer.
+   */
+  async #staleOr<T extends Received>(error: unknown, storeKey: string, ctx: LookupCaller, outcome: (r: CacheResult) => void): Promise<T> {
+    if (!(error instanceof UpstreamUnavailableError) || error.reason === 'client_gone' || !this.#options.keep) throw error;
+    if (this.#options.staleIfErrorMs <= 0) throw error;
+    const text = await this.#store!.peek(storeKey);
+    const entry = text === undefined ? undefined : entryOf<T>(text);
+    if (!entry || !('record' in entry)) throw error;
+    outcome('stale');
+    ctx.onStale?.();
+    entry.record.stale = true;
+    return entry.record;
   }
 
   /** Once per request, before its first call: whether another request lately had this token rejected. */

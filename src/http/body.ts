@@ -45,7 +45,12 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Htt
     // Yoga would answer these in English ("POST body sent invalid JSON.", "Must provide query string.").
     if (body === undefined) return refuse(res, 400, 'BAD_REQUEST', `El cuerpo de la petición está vacío: ${SEND_JSON}`);
     if (isForm(req) && !new URLSearchParams((body as Buffer).toString('utf8')).has('query')) {
-      return refuse(res, 400, 'BAD_REQUEST', `El formulario (application/x-www-form-urlencoded, lo que envía curl -d) no trae query: ${SEND_JSON}`);
+      return refuse(
+        res,
+        400,
+        'BAD_REQUEST',
+        `El formulario (application/x-www-form-urlencoded, lo que envía curl -d) no trae query: ${SEND_JSON}`,
+      );
     }
     // Refused here, typed and in Spanish: Yoga would take `{}` for no body at all (and read the
     // spent stream again), answer a missing query with a 200, and a batch in English.

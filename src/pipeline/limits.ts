@@ -195,7 +195,7 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
               { extensions: { cost: estimated, limit: max } },
             ),
           ],
-          extensions: { cost: { estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0 } },
+          extensions: { cost: { estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 } },
         });
         return;
       }
@@ -203,9 +203,11 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
       // or on the last part of an incremental one.
       const withCost = <R extends { extensions?: Record<string, unknown> }>(result: R): R => {
         const cost = state ? { estimated, limit: max, ...spent(state) } : { estimated, limit: max };
+        // The fields answered with the last good record while the upstream is down, when any.
+        const added = state?.stale.length ? { cost, stale: state.stale } : { cost };
         // Object.assign, not `{ ...result, extensions }`: on Node 20's V8 a spread followed by
         // more properties takes a slow path (docs/performance.md).
-        return Object.assign({}, result, { extensions: Object.assign({}, result.extensions, { cost }) });
+        return Object.assign({}, result, { extensions: Object.assign({}, result.extensions, added) });
       };
       return {
         onExecuteDone({ result, setResult }) {

@@ -117,6 +117,8 @@ export class OperationReport {
         queries: cost.queries,
         upstreamCalls: cost.upstreamCalls,
         cacheHits: cost.cacheHits,
+        // Only when the upstream was down and a last good record was answered.
+        ...(cost.staleHits ? { staleHits: cost.staleHits } : undefined),
         estimatedCost: state.estimatedCost,
         errors: state.errorCodes,
       },
@@ -136,6 +138,7 @@ export class OperationReport {
           'gateway.plan_queries': cost.queries,
           'gateway.upstream_calls': cost.upstreamCalls,
           'gateway.cache_hits': cost.cacheHits,
+          'gateway.stale_hits': cost.staleHits,
         },
         outcome !== 'ok',
       );

@@ -90,6 +90,12 @@ export const TRIGGERS = {
   echoesToken: { ruc: '20600000137', licencia: 'TECHO' },
   /** 204 with no body (billed). */
   noContent: { ruc: '20600000129', licencia: 'T204' },
+  /** As the real service answers a lookup that found nothing: HTTP 200, success false, "No se encontraron registros", no code. */
+  notFoundWithoutCode: { ruc: '20600000153', licencia: 'T200VACIO' },
+  /** As the real service answers an exhausted plan: HTTP 200, success false, "Ha superado la cantidad de consultas mensuales". */
+  planExhausted: { ruc: '20600000161', licencia: 'T200AGOTADO' },
+  /** Throttling as web frameworks answer it: 429 `{"message": "Too Many Attempts."}`, `Retry-After: 30`, no code. */
+  throttled: { ruc: '20600000170', licencia: 'T429' },
   /** A valid RUC / licence with no data: 404 document_not_found. */
   notFound: { ruc: '20999999990', licencia: 'Q99999999' },
 } as const;

@@ -52,9 +52,55 @@ export function fromLine(item: unknown): Receipt | undefined {
   return Object.fromEntries(RECEIPT_FIELDS.map((f, i) => [f, parts[i]])) as unknown as Receipt;
 }
 
+/** The six-digit location codes (SUNAT's ubigeo) of the sample districts. */
+const UBIGEO: Readonly<Record<string, string>> = {
+  'SAN ISIDRO': '150131',
+  AREQUIPA: '040101',
+  SANTIAGO: '110112',
+  WANCHAQ: '080108',
+  HUARAZ: '020101',
+  'LA VICTORIA': '150115',
+  PAITA: '200501',
+  IQUITOS: '160101',
+  CHANCHAMAYO: '120301',
+  PUNO: '210101',
+  TRUJILLO: '130101',
+  HUANCAYO: '120101',
+  MIRAFLORES: '150122',
+  TACNA: '230101',
+};
+
+/**
+ * The place fields a real record carries beyond the spec's (upstream-notes): the full address,
+ * province and district, and the location code twice (`ubigeo_sunat`, and `ubigeo` in three
+ * levels); a natural person's come back empty, with `ubigeo: [null, null, null]`.
+ */
+function place(t: SandboxTaxpayer) {
+  const code = UBIGEO[t.distrito];
+  return {
+    direccion: t.direccion,
+    departamento: t.departamento,
+    direccion_completa: code ? `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}` : '',
+    provincia: t.provincia,
+    distrito: t.distrito,
+    ubigeo_sunat: code ?? '',
+    ubigeo: code ? [code.slice(0, 2), code.slice(0, 4), code] : [null, null, null],
+  };
+}
+
 export function summary(t: SandboxTaxpayer) {
-  const { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente } = t;
-  return { ruc, nombre_o_razon_social, estado, condicion, direccion, departamento, es_agente_de_retencion, es_buen_contribuyente };
+  const { ruc, nombre_o_razon_social, estado, condicion, es_agente_de_retencion, es_buen_contribuyente } = t;
+  return {
+    ruc,
+    nombre_o_razon_social,
+    estado,
+    condicion,
+    ...place(t),
+    es_agente_de_retencion,
+    es_buen_contribuyente,
+    es_agente_de_percepcion: t.es_agente_de_percepcion ?? 'NO',
+    es_agente_de_percepcion_combustible: t.es_agente_de_percepcion_combustible ?? 'NO',
+  };
 }
 
 export function detail(t: SandboxTaxpayer) {
@@ -63,7 +109,7 @@ export function detail(t: SandboxTaxpayer) {
     nombre_o_razon_social: t.nombre_o_razon_social,
     estado: t.estado,
     condicion: t.condicion,
-    direccion_completa: `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}`,
+    ...place(t),
     tipo_contribuyente: t.tipo_contribuyente,
     fecha_inscripcion: t.fecha_inscripcion,
     actividades_economicas: t.actividades_economicas,

@@ -103,6 +103,13 @@ function handle(
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: traffic.count }));
     return;
   }
+  // The registry's sources taken down and up again, to see the gateway answer the last good records.
+  const sources = req.method === 'POST' ? /^\/__sandbox\/sources\/(down|up)$/.exec(req.url ?? '') : null;
+  if (sources) {
+    rest.faults = { ...rest.faults, sourcesDown: sources[1] === 'down' };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sourcesDown: rest.faults.sourcesDown }));
+    return;
+  }
   traffic.arrived(res);
   const chunks: Buffer[] = [];
   let size = 0;

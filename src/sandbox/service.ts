@@ -20,6 +20,9 @@ const LICENCES_BY_NUMBER = new Map(LICENCES.map((l) => [l.num_licencia, l]));
  * tokens and their plans' quotas, the spec's prices (./prices.ts), sample records, trigger values
  * for every failure, and the faults a test switches on.
  */
+/** The `Retry-After` of the throttled trigger, in seconds, unless a test sets another. */
+export const THROTTLE_RETRY_AFTER_S = 30;
+
 export class RestService {
   readonly #plans: Map<string, SandboxTokenPlan>;
   readonly #slowMs: number;
@@ -75,6 +78,16 @@ export class RestService {
       }
       case 'rejected':
         return fail(400, 'invalid_input', 'El RUC es incorrecto');
+      case 'notFoundWithoutCode':
+        return billed({ status: 200, json: { success: false, message: 'No se encontraron registros' } });
+      case 'planExhausted':
+        return { status: 200, json: { success: false, message: 'Ha superado la cantidad de consultas mensuales' } };
+      case 'throttled':
+        return {
+          status: 429,
+          json: { message: 'Too Many Attempts.' },
+          headers: { 'retry-after': String(this.faults.retryAfterSeconds ?? THROTTLE_RETRY_AFTER_S) },
+        };
       case 'otherClientError':
         return fail(422, 'unprocessable_entity', 'La solicitud no se pudo procesar.');
       case 'reset':
@@ -133,31 +146,40 @@ export class RestService {
       const comprobantes = receipts.map((r) => ({
         serie_documento: r!.serie_documento,
         numero_documento: r!.numero_documento,
-        ...this.#receiptState(r!),
+        // The -v2 variant spells the issuer's state `empresa_estado_description`, as the service also does.
+        ...this.#receiptState(r!, op.endsWith('-v2') ? 'description' : 'descripcion'),
       }));
       return ok({ cantidad_de_comprobantes: comprobantes.length, comprobantes });
     };
     return issuerTrigger ? this.#triggered(issuerTrigger, answer, token, receipts.length, body) : answer();
   }
 
-  #receiptState(r: Receipt): { comprobante_estado_descripcion: string; observaciones: unknown[] } {
-    if (!TAXPAYERS_BY_RUC.has(r.ruc_emisor)) {
-      return { comprobante_estado_descripcion: 'NO EXISTE', observaciones: ['El emisor no figura en el padrón.'] };
-    }
-    if (Number(r.total) === 0) return { comprobante_estado_descripcion: 'RECHAZADO', observaciones: ['El importe total es cero.'] };
-    if (r.numero_documento.endsWith('0')) return { comprobante_estado_descripcion: 'ANULADO', observaciones: [] };
+  /** A receipt's state as the real service answers it: its code and text, and the issuer's state and condition. */
+  #receiptState(r: Receipt, spelling: 'descripcion' | 'description') {
+    const issuer = TAXPAYERS_BY_RUC.get(r.ruc_emisor);
+    const state = (codigo: string, descripcion: string, observaciones: unknown[]) => ({
+      comprobante_estado_codigo: codigo,
+      comprobante_estado_descripcion: descripcion,
+      empresa_estado_codigo: issuer ? (issuer.estado === 'ACTIVO' ? '00' : '01') : '-',
+      [`empresa_estado_${spelling}`]: issuer?.estado ?? '-',
+      empresa_condicion_codigo: issuer ? (issuer.condicion === 'HABIDO' ? '00' : '12') : '-',
+      empresa_condicion_descripcion: issuer?.condicion ?? '-',
+      observaciones,
+    });
+    if (!issuer) return state('0', 'NO EXISTE', ['El emisor no figura en el padrón.']);
+    if (Number(r.total) === 0) return state('-', 'RECHAZADO', ['El importe total es cero.']);
+    if (r.numero_documento.endsWith('0')) return state('2', 'ANULADO', []);
     if (r.codigo_tipo_documento === '07' || r.codigo_tipo_documento === '08') {
-      return {
-        comprobante_estado_descripcion: 'ACEPTADO',
-        observaciones: [{ codigo: '4287', descripcion: 'Nota vinculada a un comprobante de referencia' }],
-      };
+      return state('1', 'ACEPTADO', [{ codigo: '4287', descripcion: 'Nota vinculada a un comprobante de referencia' }]);
     }
-    return { comprobante_estado_descripcion: 'ACEPTADO', observaciones: [] };
+    if (r.codigo_tipo_documento === 'R1') return state('3', 'AUTORIZADO', []);
+    return state('1', 'ACEPTADO', []);
   }
 
   /** The fault this call gets, if any: `failNext` first, then each rate in turn. */
   #fault(token: string, cost: number): Answer | undefined {
     const billed = (a: Answer): Answer => this.#charge(token, cost) ?? a;
+    if (this.faults.sourcesDown) return fail(503, 'upstream_unavailable', 'Las fuentes de consulta no están disponibles.', true);
     if (this.faults.failNext && this.faults.failNext > 0) {
       this.faults.failNext--;
       return fail(503, 'upstream_unavailable', 'Servicio no disponible (falla inyectada).', true);

@@ -15,6 +15,9 @@ export interface SandboxTaxpayer {
   actividades_economicas: string[];
   distrito: string;
   provincia: string;
+  /** Flags a real record carries beyond the spec's (upstream-notes); absent here: `NO`. */
+  es_agente_de_percepcion?: string;
+  es_agente_de_percepcion_combustible?: string;
 }
 
 const t = (x: SandboxTaxpayer) => x;
@@ -31,6 +34,8 @@ export const TAXPAYERS: readonly SandboxTaxpayer[] = [
     departamento: 'LIMA',
     es_agente_de_retencion: 'SI',
     es_buen_contribuyente: 'NO',
+    es_agente_de_percepcion: 'SI',
+    es_agente_de_percepcion_combustible: 'NO',
     tipo_contribuyente: 'SOCIEDAD ANONIMA CERRADA',
     fecha_inscripcion: '1995-03-14',
     actividades_economicas: [
@@ -233,5 +238,21 @@ export const TAXPAYERS: readonly SandboxTaxpayer[] = [
     tipo_contribuyente: 'PERSONA NATURAL CON NEGOCIO',
     fecha_inscripcion: '1999-07-26',
     actividades_economicas: ['Principal - 4773 - VENTA AL POR MENOR DE OTROS PRODUCTOS'],
+  }),
+  // A natural person as the real service answers one: the address empty ("" and "-"), no location.
+  t({
+    ruc: '10456789019',
+    nombre_o_razon_social: 'MAMANI CCAMA JUAN CARLOS',
+    estado: 'ACTIVO',
+    condicion: 'HABIDO',
+    direccion: '-',
+    distrito: '',
+    provincia: '',
+    departamento: '',
+    es_agente_de_retencion: 'NO',
+    es_buen_contribuyente: 'NO',
+    tipo_contribuyente: 'PERSONA NATURAL SIN NEGOCIO',
+    fecha_inscripcion: '2015-09-03',
+    actividades_economicas: [],
   }),
 ];

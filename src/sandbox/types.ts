@@ -29,6 +29,10 @@ export interface SandboxFaults {
   pathLatencyMs?: Partial<Record<string, number>>;
   /** The next N calls answer 503, whatever they ask; then normal service. */
   failNext?: number;
+  /** `Retry-After` of the throttled trigger's 429, in seconds. @default 30 */
+  retryAfterSeconds?: number;
+  /** The registry's sources are down: every call answers 503 upstream_unavailable until they are up again. */
+  sourcesDown?: boolean;
   /**
    * Answers wait until this many calls are in flight at once (10 s at most), then go as usual:
    * shows what a client lets run together, however slowly a busy machine sends it.

@@ -96,14 +96,63 @@ const CredencialesSolInput = builder.inputType('CredencialesSolInput', {
   }),
 });
 
+/** The receipt states by the code the service sends (upstream-notes); any other code has no typed form. */
+const ESTADOS: Record<string, 'NO_EXISTE' | 'ACEPTADO' | 'ANULADO' | 'AUTORIZADO' | 'NO_AUTORIZADO'> = {
+  '0': 'NO_EXISTE',
+  '1': 'ACEPTADO',
+  '2': 'ANULADO',
+  '3': 'AUTORIZADO',
+  '4': 'NO_AUTORIZADO',
+};
+
+const EstadoComprobante = builder.enumType('EstadoComprobante', {
+  description: 'Estado del comprobante según SUNAT, la forma tipada de comprobanteEstadoCodigo.',
+  values: {
+    NO_EXISTE: { description: 'Código "0": el comprobante no existe.' },
+    ACEPTADO: { description: 'Código "1": aceptado.' },
+    ANULADO: { description: 'Código "2": anulado.' },
+    AUTORIZADO: { description: 'Código "3": autorizado.' },
+    NO_AUTORIZADO: { description: 'Código "4": no autorizado.' },
+  } as const,
+});
+
 const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('ComprobanteValidado').implement({
   description: 'Resultado de la validación de un comprobante.',
   fields: (t) => ({
     serieDocumento: t.exposeString('serie_documento', { description: 'Serie del comprobante.' }),
     numeroDocumento: t.exposeString('numero_documento', { description: 'Número del comprobante.' }),
+    comprobanteEstadoCodigo: t.exposeString('comprobante_estado_codigo', {
+      nullable: true,
+      description: 'Código del estado según SUNAT: "0" no existe, "1" aceptado, "2" anulado, "3" autorizado, "4" no autorizado.',
+    }),
+    comprobanteEstado: t.field({
+      type: EstadoComprobante,
+      nullable: true,
+      description: 'El mismo estado como enumeración; null cuando el código falta o no es uno de los conocidos.',
+      resolve: (r) =>
+        r.comprobante_estado_codigo !== null && Object.hasOwn(ESTADOS, r.comprobante_estado_codigo)
+          ? ESTADOS[r.comprobante_estado_codigo]!
+          : null,
+    }),
     comprobanteEstadoDescripcion: t.exposeString('comprobante_estado_descripcion', {
       nullable: true,
       description: 'Estado según SUNAT: ACEPTADO, ANULADO, NO EXISTE, ...',
+    }),
+    empresaEstadoCodigo: t.exposeString('empresa_estado_codigo', {
+      nullable: true,
+      description: 'Código del estado del emisor en el padrón.',
+    }),
+    empresaEstadoDescripcion: t.exposeString('empresa_estado_descripcion', {
+      nullable: true,
+      description: 'Estado del emisor, p. ej. ACTIVO (el servicio lo escribe empresa_estado_descripcion o empresa_estado_description).',
+    }),
+    empresaCondicionCodigo: t.exposeString('empresa_condicion_codigo', {
+      nullable: true,
+      description: 'Código de la condición de domicilio del emisor.',
+    }),
+    empresaCondicionDescripcion: t.exposeString('empresa_condicion_descripcion', {
+      nullable: true,
+      description: 'Condición de domicilio del emisor, p. ej. HABIDO.',
     }),
     observaciones: t.exposeStringList('observaciones', {
       description: 'Observaciones: los textos tal como llegan; cualquier otro elemento como su texto JSON.',

@@ -58,6 +58,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       noCache: wantsNoCache(request.headers),
       refusals: new Refusals(),
       onShared: () => state.cacheHits++,
+      onStale: () => state.staleHits++,
       onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {
         state.upstreamCalls.push(info);

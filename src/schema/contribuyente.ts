@@ -2,7 +2,9 @@ import { REST } from '../upstream/paths.js';
 import { gatewayError } from '../errors.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import { billed } from './billed.js';
-import type { RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import { ubigeoOf, type RucRecord, type RucSunatRecord } from '../upstream/schemas.js';
+import type { Received } from '../data/lookups.js';
+import { CONSULTADO_EN, loadAnswered } from './received.js';
 import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
@@ -12,7 +14,15 @@ function siNo(flag: string | null | undefined): boolean | null {
   return flag === 'SI' ? true : flag === 'NO' ? false : null;
 }
 
-export const ContribuyenteDetalle = builder.objectRef<RucSunatRecord>('ContribuyenteDetalle').implement({
+/** The place fields both records carry (a natural person's come back empty: null here). */
+const PLACE = {
+  direccionCompleta: 'Dirección completa, con departamento, provincia y distrito.',
+  provincia: 'Provincia.',
+  distrito: 'Distrito.',
+  ubigeo: 'Ubigeo de SUNAT, 6 dígitos (departamento, provincia, distrito), p. ej. 150131.',
+} as const;
+
+export const ContribuyenteDetalle = builder.objectRef<Received<RucSunatRecord>>('ContribuyenteDetalle').implement({
   description:
     'Ficha detallada del contribuyente (REST: POST /ruc-sunat). Prefiere la fuente oficial de SUNAT; si falla, un proveedor de facturación electrónica.',
   fields: (t) => ({
@@ -20,17 +30,20 @@ export const ContribuyenteDetalle = builder.objectRef<RucSunatRecord>('Contribuy
     nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
     estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
     condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
-    direccionCompleta: t.exposeString('direccion_completa', {
-      nullable: true,
-      description: 'Dirección completa, con distrito, provincia y departamento.',
-    }),
+    direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección, cuando el registro la trae.' }),
+    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
+    departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región), cuando el registro lo trae.' }),
+    provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
+    distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
+    ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
     tipoContribuyente: t.exposeString('tipo_contribuyente', { nullable: true, description: 'Tipo de contribuyente.' }),
     fechaInscripcion: t.exposeString('fecha_inscripcion', { nullable: true, description: 'Fecha de inscripción, AAAA-MM-DD.' }),
     actividadesEconomicas: t.exposeStringList('actividades_economicas', { description: 'Actividades económicas registradas.' }),
+    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
   }),
 });
 
-export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').implement({
+export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyente').implement({
   description: 'Resumen del contribuyente (REST: POST /ruc, padrón reducido de SUNAT).',
   fields: (t) => ({
     ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
@@ -38,7 +51,11 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
     estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
     condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
     direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección.' }),
+    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
     departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región).' }),
+    provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
+    distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
+    ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
     esAgenteDeRetencion: t.boolean({
       nullable: true,
       description: 'Agente de retención: "SI" -> true, "NO" -> false, otro valor -> null.',
@@ -49,6 +66,17 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
       description: 'Buen contribuyente: "SI" -> true, "NO" -> false, otro valor -> null.',
       resolve: (r) => siNo(r.es_buen_contribuyente),
     }),
+    esAgenteDePercepcion: t.boolean({
+      nullable: true,
+      description: 'Agente de percepción: "SI" -> true, "NO" -> false, otro valor -> null.',
+      resolve: (r) => siNo(r.es_agente_de_percepcion),
+    }),
+    esAgenteDePercepcionCombustible: t.boolean({
+      nullable: true,
+      description: 'Agente de percepción de combustible: "SI" -> true, "NO" -> false, otro valor -> null.',
+      resolve: (r) => siNo(r.es_agente_de_percepcion_combustible),
+    }),
+    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
     detalle: t.field({
       type: ContribuyenteDetalle,
       nullable: true,
@@ -56,7 +84,7 @@ export const Contribuyente = builder.objectRef<RucRecord>('Contribuyente').imple
         'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
         { weight: PLAN_COST[REST.rucSunat], key: checkRuc },
       ),
-      resolve: (r, _args, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))),
+      resolve: (r, _args, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))), ctx, info),
     }),
   }),
 });
@@ -71,7 +99,7 @@ builder.queryFields((t) => ({
       key: checkRuc,
     }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos (10, 15, 16, 17 o 20 + dígito verificador).' }) },
-    resolve: (_root, { ruc }, ctx) => ctx.loaders.ruc.load(valid(checkRuc(ruc))),
+    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.ruc.load(valid(checkRuc(ruc))), ctx, info),
   }),
   contribuyentes: t.field({
     type: [Contribuyente],
@@ -86,12 +114,13 @@ builder.queryFields((t) => ({
         description: `Hasta ${MAX_RUCS} RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.`,
       }),
     },
-    resolve: (_root, { rucs }, ctx) => {
+    resolve: (_root, { rucs }, ctx, info) => {
       if (rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_RUCS);
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
-      return rucs.map((ruc) => {
+      return rucs.map((ruc, i) => {
         const checked = checkRuc(ruc);
-        return checked.ok ? ctx.loaders.ruc.load(checked.value) : Promise.reject(gatewayError('INVALID_INPUT', checked.message));
+        if (!checked.ok) return Promise.reject(gatewayError('INVALID_INPUT', checked.message));
+        return loadAnswered(ctx.loaders.ruc.load(checked.value), ctx, info, i);
       });
     },
   }),
@@ -104,6 +133,6 @@ builder.queryFields((t) => ({
       key: checkRuc,
     }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos.' }) },
-    resolve: (_root, { ruc }, ctx) => ctx.loaders.rucSunat.load(valid(checkRuc(ruc))),
+    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(ruc))), ctx, info),
   }),
 }));

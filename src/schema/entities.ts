@@ -7,6 +7,8 @@ import type { Billing, EntityBilling } from './billed.js';
 import { builder } from './builder.js';
 import { Contribuyente } from './contribuyente.js';
 import { valid } from './input.js';
+import { answered } from './received.js';
+import type { Received } from '../data/lookups.js';
 import { LicenciaConducir } from './licencia.js';
 import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERENCES, type Checked } from './validation.js';
 
@@ -56,9 +58,18 @@ export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): Gra
       if (representations.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_REFERENCES);
       // Only what the cost limit priced runs: an object naming one of our entities by a string.
       if (!representations.every(isOurs)) throw gatewayError('INVALID_INPUT', MSG_BAD_REFERENCE);
-      return resolve(source, args, ctx, info);
+      // Each entity as any field answers a record: noted in extensions.stale, at its index, when it is the last good one.
+      return Promise.resolve(resolve(source, args, ctx, info)).then((entities: unknown) =>
+        Array.isArray(entities)
+          ? entities.map((entity, i) => Promise.resolve(entity).then((r) => (isReceived(r) ? answered(r, ctx, info, i) : r)))
+          : entities,
+      );
     },
   };
+}
+
+function isReceived(value: unknown): value is Received {
+  return typeof value === 'object' && value !== null && 'receivedAt' in value;
 }
 
 /** A representation the cost limit priced: an object whose `__typename` is a string naming one of `ENTITY_BILLING`. */

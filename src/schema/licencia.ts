@@ -1,12 +1,14 @@
 import { REST } from '../upstream/paths.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
+import type { Received } from '../data/lookups.js';
+import { CONSULTADO_EN, loadAnswered } from './received.js';
 import { billed } from './billed.js';
 import { checkNumLicencia } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
-export const LicenciaConducir = builder.objectRef<LicenciaRecord>('LicenciaConducir').implement({
+export const LicenciaConducir = builder.objectRef<Received<LicenciaRecord>>('LicenciaConducir').implement({
   description: 'Titular de una licencia de conducir (REST: POST /licencia-conducir; fuentes: MTC y SUNAT).',
   fields: (t) => ({
     numLicencia: t.exposeString('num_licencia', { description: 'Número de licencia, tal como lo devuelve el servicio.' }),
@@ -15,6 +17,7 @@ export const LicenciaConducir = builder.objectRef<LicenciaRecord>('LicenciaCondu
     nombres: t.exposeString('nombres', { nullable: true, description: 'Nombres.' }),
     apellidoPaterno: t.exposeString('apellido_paterno', { nullable: true, description: 'Apellido paterno.' }),
     apellidoMaterno: t.exposeString('apellido_materno', { nullable: true, description: 'Apellido materno.' }),
+    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
   }),
 });
 
@@ -28,6 +31,7 @@ builder.queryFields((t) => ({
       key: checkNumLicencia,
     }),
     args: { numLicencia: t.arg.string({ required: true, description: 'Número de licencia, p. ej. Q12345678.' }) },
-    resolve: (_root, { numLicencia }, ctx) => ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))),
+    resolve: (_root, { numLicencia }, ctx, info) =>
+      loadAnswered(ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))), ctx, info),
   }),
 }));

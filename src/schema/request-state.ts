@@ -22,14 +22,18 @@ export interface RequestState {
   readonly upstreamCalls: UpstreamCallInfo[];
   /** CachedLookups answered from the cache or from another request's call in flight. */
   cacheHits: number;
+  /** CachedLookups answered with the last good record, the upstream being down. */
+  staleHits: number;
+  /** Each field answered with such a record, and when that record was received (`extensions.stale`). */
+  readonly stale: { path: readonly (string | number)[]; consultadoEn: string }[];
   errorCodes: string[];
 }
 
 /** What the operation really spent, for `extensions.cost` and the log line. */
-export function spent(state: RequestState): { queries: number; upstreamCalls: number; cacheHits: number } {
+export function spent(state: RequestState): { queries: number; upstreamCalls: number; cacheHits: number; staleHits: number } {
   let queries = 0;
   for (const call of state.upstreamCalls) queries += call.queries;
-  return { queries, upstreamCalls: state.upstreamCalls.length, cacheHits: state.cacheHits };
+  return { queries, upstreamCalls: state.upstreamCalls.length, cacheHits: state.cacheHits, staleHits: state.staleHits };
 }
 
 /**
@@ -58,6 +62,8 @@ export function requestState(request: Request): RequestState {
       estimatedCost: undefined,
       upstreamCalls: [],
       cacheHits: 0,
+      staleHits: 0,
+      stale: [],
       errorCodes: [],
     };
     (request as WithState)[STATE] = state;

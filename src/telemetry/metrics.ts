@@ -68,7 +68,7 @@ export class Metrics {
   });
   readonly #cache = new Counter({
     name: 'gateway_cache_lookups_total',
-    help: 'CachedLookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream)',
+    help: 'CachedLookups by cache result: hit (from the cache), flight (joined a call in flight), miss (called upstream), stale (the last good record, the upstream being down)',
     labelNames: ['op', 'result'] as const,
     registers: [this.registry],
   });
@@ -149,7 +149,7 @@ export class Metrics {
     this.#fastPath.inc();
   }
 
-  cacheLookup(op: string, result: 'hit' | 'flight' | 'miss') {
+  cacheLookup(op: string, result: 'hit' | 'flight' | 'miss' | 'stale') {
     this.#cache.inc({ op, result });
   }
 

@@ -1,5 +1,5 @@
 import { REST } from './paths.js';
-import { isSuccessStatus, UpstreamUnavailableError } from './errors.js';
+import { isSuccessStatus, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
 
 /**
  * What each REST call costs in plan queries (the spec's price list): the one statement of it.
@@ -26,6 +26,8 @@ export const RECEIPTS_PER_CALL = 100;
  * calls never sent cost nothing.
  */
 export function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
+  // A plan that ran out bills nothing more, whatever status says so.
+  if (error instanceof UpstreamHttpError && error.reason === 'quota_exceeded') return 0;
   if (isSuccessStatus(status) || status === 404) return cost;
   return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
 }

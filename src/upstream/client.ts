@@ -2,9 +2,12 @@ import { REST } from './paths.js';
 import { DEFAULTS } from '../config.js';
 import { PLAN_COST, queriesSpent } from './billing.js';
 import { isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
+import { Throttles } from './throttles.js';
+import type { RestCall, Route } from './rest-call.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { isRetryable, withRetries } from './retry.js';
@@ -27,12 +30,6 @@ export type { UpstreamCallInfo } from './origin.js';
 export type { UpstreamCaller, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
 
-interface Route {
-  name: 'primary' | 'fallback';
-  origin: Origin;
-  breaker: CircuitBreakerPolicy;
-}
-
 /**
  * The REST client: the five operations over one primary origin and an optional fallback.
  * CachedLookups are retried (retryable failures only, exponential backoff with full jitter, one
@@ -48,6 +45,7 @@ export class UpstreamClient {
   readonly #deadlineMs: number;
   readonly #onCall: UpstreamClientOptions['onCall'];
   readonly #share: FairShare;
+  readonly #throttles = new Throttles();
 
   constructor(options: UpstreamClientOptions) {
     this.#timeoutMs = positive(options.timeoutMs ?? DEFAULTS.upstream.timeoutMs, 'timeoutMs');
@@ -136,12 +134,9 @@ export class UpstreamClient {
     credenciales: CredencialesSol | undefined,
     ctx: UpstreamCaller,
   ): Promise<ValidacionRecord> {
-    const body: Record<string, unknown> = { comprobantes: lineas };
-    if (credenciales) {
-      body['ruc_empresa'] = credenciales.rucEmpresa;
-      body['sol_usuario'] = credenciales.usuario;
-      body['clave_usuario'] = credenciales.clave;
-    }
+    const { rucEmpresa, usuario, clave } = credenciales ?? {};
+    const sol = credenciales ? { ruc_empresa: rucEmpresa, sol_usuario: usuario, clave_usuario: clave } : {};
+    const body = { comprobantes: lineas, ...sol };
     // Whatever the upstream quotes of them back is scrubbed before anyone reads it.
     const secrets = credenciales && [credenciales.rucEmpresa, credenciales.usuario, credenciales.clave];
     return this.#batch(
@@ -220,6 +215,10 @@ export class UpstreamClient {
     const refused = ctx.refusals?.refusal(req.path);
     if (refused) return Promise.reject(refused);
     const caller = ctx.caller ?? '';
+    // The caller's token is throttled: the call waits it out without a call, or is refused at once.
+    const throttled = this.#throttles.before(caller, req.path, deadlineAt);
+    if (throttled && 'refusal' in throttled) return Promise.reject(throttled.refusal);
+    if (throttled) return sleep(throttled.waitMs).then(() => this.#call(route, req, token, ctx, attempt, timeoutMs, deadlineAt));
     if (this.#share.enter(caller))
       return this.#send(route, req, token, ctx, attempt, caller, Math.max(1, Math.min(timeoutMs, deadlineAt - performance.now())));
     // Every place is taken: the call waits for its caller's turn, and still may not be sent.
@@ -293,20 +292,9 @@ export class UpstreamClient {
           }
           report(isUpstreamError(error) ? error.status : undefined, error);
           ctx.refusals?.note(error);
+          this.#throttles.note(caller, error);
           throw error;
         },
       );
   }
-}
-
-/** One REST call: where, what, how to read the answer, and its plan cost. */
-interface RestCall<S extends z.ZodType> {
-  path: string;
-  body: unknown;
-  schema: S;
-  cost: number;
-  /** Values the body carries that no answer, log line or trace may show (SOL credentials). */
-  secrets?: readonly string[] | undefined;
-  /** A lookup's check that the record is the document asked for. */
-  isOther?: (record: z.output<S>) => boolean;
 }

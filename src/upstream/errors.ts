@@ -1,3 +1,5 @@
+import { refusalInMessage } from './messages.js';
+
 /**
  * Every way an upstream call can fail, as one small tree of typed errors, each class with one
  * stable `code` (as undici's `UND_ERR_*`) that callers branch on without instanceof chains, and
@@ -68,6 +70,8 @@ export class UpstreamHttpError extends UpstreamError {
   readonly reason: HttpRefusal;
   /** Not an answer to this call: an earlier refusal of the same token (or operation) repeated, and no call made. */
   readonly withoutCall: boolean;
+  /** A throttling 429's `Retry-After`, in seconds from when it came. */
+  readonly retryAfterSeconds: number | undefined;
   constructor(fields: {
     path: string;
     status: number;
@@ -75,26 +79,46 @@ export class UpstreamHttpError extends UpstreamError {
     upstreamRetryable?: boolean | undefined;
     upstreamMessage?: string | undefined;
     withoutCall?: boolean | undefined;
+    retryAfterSeconds?: number | undefined;
   }) {
     const said = `${fields.status} ${fields.upstreamCode ?? '(no code)'}`;
     super(
       fields.withoutCall ? `upstream ${fields.path} not called: it answered ${said} before` : `upstream ${fields.path} answered ${said}`,
       fields,
     );
-    this.reason = refusalOf(fields.status, fields.upstreamCode);
+    this.reason = refusalOf(fields.status, fields.upstreamCode, fields.upstreamMessage);
     this.withoutCall = fields.withoutCall ?? false;
+    this.retryAfterSeconds = fields.retryAfterSeconds;
   }
 
   /** `refusal` again for a call to `path` that is not made. */
-  static repeated(refusal: UpstreamHttpError, path: string): UpstreamHttpError {
+  static repeated(refusal: UpstreamHttpError, path: string, retryAfterSeconds = refusal.retryAfterSeconds): UpstreamHttpError {
     const { status, upstreamCode, upstreamRetryable, upstreamMessage } = refusal;
-    return new UpstreamHttpError({ path, status: status ?? 0, upstreamCode, upstreamRetryable, upstreamMessage, withoutCall: true });
+    return new UpstreamHttpError({
+      path,
+      status: status ?? 0,
+      upstreamCode,
+      upstreamRetryable,
+      upstreamMessage,
+      withoutCall: true,
+      retryAfterSeconds,
+    });
   }
 }
 
-/** What an error answer of the upstream means: the spec's codes (section 7), a 401 or 403, or something else. */
+/**
+ * What an error answer of the upstream means: the spec's codes (section 7), a 401 or 403, a
+ * throttling 429, or something else.
+ */
 export type HttpRefusal =
-  'unauthenticated' | 'forbidden' | 'invalid_input' | 'document_not_found' | 'quota_exceeded' | 'upstream_unavailable' | 'other';
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'invalid_input'
+  | 'document_not_found'
+  | 'quota_exceeded'
+  | 'rate_limited'
+  | 'upstream_unavailable'
+  | 'other';
 
 /** The spec's codes, each with the status it comes with. */
 const SPEC_CODES: Readonly<Record<string, { status: number; refusal: HttpRefusal }>> = {
@@ -104,14 +128,23 @@ const SPEC_CODES: Readonly<Record<string, { status: number; refusal: HttpRefusal
   upstream_unavailable: { status: 503, refusal: 'upstream_unavailable' },
 };
 
-/** The one reading of an error answer's status (with its envelope's code): src/errors.ts maps the result, never a status. */
-export function refusalOf(status: number, upstreamCode: string | undefined): HttpRefusal {
+/**
+ * The one reading of an error answer's status, with its envelope's code and message (the real
+ * service sends some refusals with a message alone: ./messages.ts): src/errors.ts maps the
+ * result, never a status.
+ */
+export function refusalOf(status: number, upstreamCode: string | undefined, message?: string): HttpRefusal {
   // 401 and 403 mean the same whatever code the upstream puts on them.
   if (status === 401) return 'unauthenticated';
   if (status === 403) return 'forbidden';
   // A code counts with its own status; a 2xx with success=false has only its code to go by.
   const known = upstreamCode && Object.hasOwn(SPEC_CODES, upstreamCode) ? SPEC_CODES[upstreamCode] : undefined;
-  return known && (status === known.status || isSuccessStatus(status)) ? known.refusal : 'other';
+  if (known && (status === known.status || isSuccessStatus(status))) return known.refusal;
+  // A 429 that does not say the plan ran out is throttling, as web frameworks' rate limiters answer.
+  if (status === 429) return refusalInMessage(message) === 'quota_exceeded' ? 'quota_exceeded' : 'rate_limited';
+  // Without a code, a 2xx refusal's message says what it is, when it is one the table knows.
+  if (isSuccessStatus(status) && !upstreamCode) return refusalInMessage(message) ?? 'other';
+  return 'other';
 }
 
 /**
@@ -218,6 +251,7 @@ export interface UpstreamErrorData {
   reason?: string | undefined;
   sent?: boolean | undefined;
   issues?: readonly string[] | undefined;
+  retryAfterSeconds?: number | undefined;
 }
 
 export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
@@ -225,7 +259,8 @@ export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
   const reason = error instanceof UpstreamUnavailableError || error instanceof UpstreamInvalidResponseError ? error.reason : undefined;
   const issues = error instanceof UpstreamInvalidResponseError ? error.issues : undefined;
   const sent = error instanceof UpstreamUnavailableError ? error.sent : undefined;
-  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, sent, issues };
+  const retryAfterSeconds = error instanceof UpstreamHttpError ? error.retryAfterSeconds : undefined;
+  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, sent, issues, retryAfterSeconds };
 }
 
 /** The same failure again, from `upstreamErrorData`. */

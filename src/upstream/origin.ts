@@ -3,6 +3,7 @@ import { errors, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { isSuccessStatus, UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import { retryAfterSeconds, scrubbed } from './messages.js';
 import { MAX_RESPONSE_BYTES } from './options.js';
 import { EnvelopeSchema } from './schemas.js';
 
@@ -121,6 +122,8 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   /** undici is about to write the request on a connection: from here on the upstream may receive (and bill) it. */
   #sent = false;
+  /** A throttling 429's `Retry-After`, in seconds. */
+  retryAfterSeconds: number | undefined;
   #status: number | undefined;
   #settled = false;
   #chunks: Buffer[] = [];
@@ -174,9 +177,18 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     this.#sent = true;
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     // 1xx answers come before the real one.
     if (statusCode >= 200) this.#status = statusCode;
+    // Throttling says when to come back; read only then.
+    if (statusCode === 429) {
+      const header = headers['retry-after'];
+      this.retryAfterSeconds = retryAfterSeconds(Array.isArray(header) ? header[0] : header);
+    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -194,7 +206,7 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
     // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
     try {
-      this.resolve(interpret(this.path, this.#status ?? 0, bytes.toString('utf8'), this.schema, this.token, this.secrets));
+      this.resolve(interpret(this, this.#status ?? 0, bytes.toString('utf8')));
     } catch (error) {
       this.reject(error as Error);
     }
@@ -220,13 +232,19 @@ function onTimeout(call: Call<z.ZodType>): void {
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
+/** What `interpret` needs of a call: where it went, how to read its record, and what to scrub from a message. */
+interface Asked<S extends z.ZodType> {
+  readonly path: string;
+  readonly schema: S;
+  readonly token: string;
+  readonly secrets: readonly string[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+}
+
 function interpret<S extends z.ZodType>(
-  path: string,
+  { path, schema, token, secrets, retryAfterSeconds }: Asked<S>,
   status: number,
   text: string,
-  schema: S,
-  token: string,
-  secrets: readonly string[] | undefined,
 ): z.output<S> {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
@@ -236,7 +254,7 @@ function interpret<S extends z.ZodType>(
   } catch {
     // A 4xx keeps its meaning without a body (a 401 is a 401); a 5xx without JSON is unavailable;
     // a 2xx without JSON (204 included) was billed and is unusable.
-    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status });
+    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status, retryAfterSeconds });
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
     throw new UpstreamInvalidResponseError({ path, status, reason: 'not_json' });
   }
@@ -245,31 +263,20 @@ function interpret<S extends z.ZodType>(
   if (!envelope.success) {
     if (ok) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(envelope.error) });
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
-    throw new UpstreamHttpError({ path, status });
+    // A framework's own body (a rate limiter's `{"message": "Too Many Attempts."}`): its message, scrubbed, is kept.
+    const said = typeof (json as { message?: unknown } | null)?.message === 'string' ? (json as { message: string }).message : undefined;
+    throw new UpstreamHttpError({ path, status, upstreamMessage: said && scrubbed(said, token, secrets), retryAfterSeconds });
   }
   const { success, code, retryable, message, data } = envelope.data;
   if (!ok || !success) {
     const said = message && scrubbed(message, token, secrets);
-    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said };
+    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said, retryAfterSeconds };
     if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
     throw new UpstreamHttpError(fields);
   }
   const record = schema.safeParse(data);
   if (!record.success) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(record.error) });
   return record.data;
-}
-
-/**
- * A service that quotes the call's secrets back (the token, SOL credentials) must not have them
- * shown or logged by us: each is replaced, the longest first, so that one inside another goes whole.
- */
-function scrubbed(message: string, token: string, secrets: readonly string[] | undefined): string {
-  let said = token && message.includes(token) ? message.replaceAll(token, '[token]') : message;
-  if (!secrets) return said;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (secret && said.includes(secret)) said = said.replaceAll(secret, '[credencial]');
-  }
-  return said;
 }
 
 function issuesOf(error: z.ZodError): string[] {

@@ -10,9 +10,41 @@ export const EnvelopeSchema = z.object({
   time: z.number().optional(),
 });
 
-const optionalText = z.string().nullish();
+/** What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a natural person's address). */
+const isNoValue = (v: string) => v.trim() === '' || v.trim() === '-';
+/** A text the record may leave out: absent, null, `""`, blank or `"-"` all become null. */
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((v) => (v == null || isNoValue(v) ? null : v));
 /** Upstream numbers sometimes arrive as JSON numbers; the contract keeps them as text. */
 const text = z.union([z.string(), z.number()]).transform(String);
+/** A code that may arrive as text or a number, or be left out (null for no value). */
+const optionalCode = z
+  .union([z.string(), z.number()])
+  .nullish()
+  .transform((v) => (v == null || isNoValue(String(v)) ? null : String(v)));
+/** `ubigeo`: the location code's three levels (department, province, district), any of them null. */
+const ubigeoLevels = z
+  .array(z.union([z.string(), z.number()]).nullable())
+  .nullish()
+  .transform((levels) => (levels ?? []).map((l) => (l == null || isNoValue(String(l)) ? null : String(l))));
+
+/** The place fields a real record carries beyond the spec's (upstream-notes), on /ruc and /ruc-sunat alike. */
+const place = {
+  direccion: optionalText,
+  direccion_completa: optionalText,
+  departamento: optionalText,
+  provincia: optionalText,
+  distrito: optionalText,
+  ubigeo_sunat: optionalCode,
+  ubigeo: ubigeoLevels,
+};
+
+/** The six-digit location code: `ubigeo_sunat`, else the last level of `ubigeo` that has a value. */
+export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly (string | null)[] }): string | null {
+  return record.ubigeo_sunat ?? record.ubigeo.findLast((level) => level !== null) ?? null;
+}
 
 /** `data` of POST /ruc (spec 2.2). */
 export const RucRecordSchema = z.object({
@@ -20,10 +52,11 @@ export const RucRecordSchema = z.object({
   nombre_o_razon_social: z.string(),
   estado: optionalText,
   condicion: optionalText,
-  direccion: optionalText,
-  departamento: optionalText,
+  ...place,
   es_agente_de_retencion: optionalText,
   es_buen_contribuyente: optionalText,
+  es_agente_de_percepcion: optionalText,
+  es_agente_de_percepcion_combustible: optionalText,
 });
 export type RucRecord = z.infer<typeof RucRecordSchema>;
 
@@ -33,7 +66,7 @@ export const RucSunatRecordSchema = z.object({
   nombre_o_razon_social: z.string(),
   estado: optionalText,
   condicion: optionalText,
-  direccion_completa: optionalText,
+  ...place,
   tipo_contribuyente: optionalText,
   fecha_inscripcion: optionalText,
   actividades_economicas: z
@@ -55,16 +88,28 @@ export const LicenciaRecordSchema = z.object({
 export type LicenciaRecord = z.infer<typeof LicenciaRecordSchema>;
 
 /** One entry of `comprobantes` in the batch result (spec 2.4). */
-export const ComprobanteValidadoSchema = z.object({
-  serie_documento: text,
-  numero_documento: text,
-  comprobante_estado_descripcion: optionalText,
-  // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
-  observaciones: z
-    .array(z.unknown())
-    .nullish()
-    .transform((v) => (v ?? []).map((o) => (typeof o === 'string' ? o : JSON.stringify(o)))),
-});
+export const ComprobanteValidadoSchema = z
+  .object({
+    serie_documento: text,
+    numero_documento: text,
+    comprobante_estado_codigo: optionalCode,
+    comprobante_estado_descripcion: optionalText,
+    empresa_estado_codigo: optionalCode,
+    empresa_estado_descripcion: optionalText,
+    // The service also spells it this way (upstream-notes); clients read both.
+    empresa_estado_description: optionalText,
+    empresa_condicion_codigo: optionalCode,
+    empresa_condicion_descripcion: optionalText,
+    // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
+    observaciones: z
+      .array(z.unknown())
+      .nullish()
+      .transform((v) => (v ?? []).map((o) => (typeof o === 'string' ? o : JSON.stringify(o)))),
+  })
+  .transform(({ empresa_estado_description, ...r }) => ({
+    ...r,
+    empresa_estado_descripcion: r.empresa_estado_descripcion ?? empresa_estado_description,
+  }));
 
 /** `data` of POST /validacion-multiple-cpe and its -v2 variant (spec 2.4, upstream-notes). */
 export const ValidacionRecordSchema = z.object({

@@ -44,7 +44,7 @@ describe('a billed answer is never asked for again', () => {
     it(`a 2xx ${trigger} is one call, one query, UPSTREAM_ERROR with retryable ${retryable}`, async () => {
       const seen = await lookupOnce(TRIGGERS[trigger].ruc);
       expect(seen).toMatchObject({ code: 'UPSTREAM_ERROR', retryable, calls: 1, billed: 1 });
-      expect(seen.cost).toMatchObject({ queries: 1, upstreamCalls: 1, cacheHits: 0 });
+      expect(seen.cost).toMatchObject({ queries: 1, upstreamCalls: 1, cacheHits: 0, staleHits: 0 });
     });
   }
 

@@ -66,11 +66,11 @@ describe('bounded concurrency', () => {
   });
   afterAll(() => slow.close());
 
-  it('a list of 14 RUCs makes 14 calls, never more than UPSTREAM_CONCURRENCY at once', async () => {
+  it('a list of every sample RUC makes one call each, never more than UPSTREAM_CONCURRENCY at once', async () => {
     const rucs = TAXPAYERS.map((t) => t.ruc);
     const { body } = await slow.gql(ContribuyentesDocument, { rucs });
     expect(body.data?.contribuyentes.every((c) => c !== null)).toBe(true);
-    expect(slow.sandbox.callsTo('/ruc')).toHaveLength(14);
+    expect(slow.sandbox.callsTo('/ruc')).toHaveLength(TAXPAYERS.length);
     expect(slow.sandbox.peakInFlight).toBe(3);
   });
 });

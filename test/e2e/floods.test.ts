@@ -83,9 +83,13 @@ describe('default workers: a rejected token', () => {
   it('a 403 that refuses licences to the plan stops the request’s other licence calls, not its other lookups', async () => {
     sandbox.reset();
     const aliases = Array.from({ length: 12 }, (_, i) => `l${i}: licencia(numLicencia: "Q${46779354 + i}") { nombres }`).join(' ');
-    const answer = await postBodyOnce(gateway!.url, { query: `{ ${aliases} c: contribuyente(ruc: "20100123453") { ruc } }` }, {
-      token: 'sandbox-free',
-    });
+    const answer = await postBodyOnce(
+      gateway!.url,
+      { query: `{ ${aliases} c: contribuyente(ruc: "20100123453") { ruc } }` },
+      {
+        token: 'sandbox-free',
+      },
+    );
     expect(answer.body.data?.['c']).toEqual({ ruc: '20100123453' });
     expect(answer.body.errors?.map((e) => e.extensions?.['code'])).toEqual(Array(12).fill('FORBIDDEN'));
     expect(sandbox.callsTo('/licencia-conducir').length).toBeLessThanOrEqual(8);

@@ -88,14 +88,14 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     const { body } = await stack.gql(ContribuyentesDocument, { rucs: manyRucs(100) });
     expect(body.errors?.some((e) => e.extensions?.['code'] === 'COST_LIMIT_EXCEEDED')).toBeFalsy();
     // 14 found and 86 not found: the spec bills every answered lookup, 404 included.
-    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 100, cacheHits: 0 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 100, cacheHits: 0, staleHits: 0 });
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(100);
   });
 
   it('lets one full batch of 100 receipts through', async () => {
     const { body } = await stack.gql(ValidarComprobantesDocument, { comprobantes: Array.from({ length: 100 }, () => RECEIPT) });
     expect(body.data?.validarComprobantes?.cantidadDeComprobantes).toBe(100);
-    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 1, cacheHits: 0 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 100, limit: 100, queries: 100, upstreamCalls: 1, cacheHits: 0, staleHits: 0 });
   });
 
   it('refuses 60 RUCs with their detalle (120 queries) before any call', async () => {
@@ -104,7 +104,7 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
     expect(codes(body)).toEqual(['COST_LIMIT_EXCEEDED']);
     expect(body.errors?.[0]?.extensions).toMatchObject({ retryable: false, cost: 120, limit: 100 });
     expect(body.errors?.[0]?.message).toContain('120');
-    expect(body.extensions?.['cost']).toEqual({ estimated: 120, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 120, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 });
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
@@ -115,9 +115,9 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
       c: licencia(numLicencia: "Q46779354") { nombres }
     }`);
     // 1 /ruc + 1 /ruc-sunat + 2 for the licence.
-    expect(body.extensions?.['cost']).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0, staleHits: 0 });
     const bad = await stack.gql(`{ contribuyente(ruc: "123") { ruc } }`);
-    expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0 });
+    expect(bad.body.extensions?.['cost']).toEqual({ estimated: 0, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 });
   });
 
   it('estimates an inline document once and the same each time, and a variable inside a list on every run', async () => {
@@ -135,7 +135,7 @@ describe('plan-cost limit (MAX_OPERATION_COST, default 100)', () => {
 
   it('counts default values of variables as the resolvers will get them', async () => {
     const { body } = await stack.gql(`query($r: String! = "20100123453") { contribuyente(ruc: $r) { detalle { ruc } } }`, {});
-    expect(body.extensions?.['cost']).toEqual({ estimated: 2, limit: 100, queries: 2, upstreamCalls: 2, cacheHits: 0 });
+    expect(body.extensions?.['cost']).toEqual({ estimated: 2, limit: 100, queries: 2, upstreamCalls: 2, cacheHits: 0, staleHits: 0 });
     // A variable sent overrides its default.
     const sent = await stack.gql(`query($r: String! = "20100123453") { contribuyente(ruc: $r) { ruc } }`, { r: 'no es un RUC' });
     expect(sent.body.extensions?.['cost']).toMatchObject({ estimated: 0, upstreamCalls: 0 });

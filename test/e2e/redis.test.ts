@@ -99,7 +99,7 @@ describe('a shared Redis cache (a real redis-server)', () => {
     expect(body.data?.contribuyente?.ruc).toBe('20555678909');
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(sandbox.callsTo('/ruc')).toHaveLength(1);
-    expect(cost(body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
+    expect(cost(body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0, staleHits: 0 });
   });
 
   it('never shares an entry between tokens, and keeps no token in any key or value', async () => {
@@ -118,18 +118,39 @@ describe('a shared Redis cache (a real redis-server)', () => {
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(1);
     const key = (await inspect.keys(`${KEY_PREFIX}{rucSunat:*:20501234568}`))[0]!;
-    expect(await inspect.pttl(key)).toBeLessThanOrEqual(500);
+    // Fresh for its TTL, and kept CACHE_STALE_IF_ERROR_MS (24 h) longer for when the upstream is down.
+    const pttl = await inspect.pttl(key);
+    expect(pttl).toBeGreaterThan(86_400_000);
+    expect(pttl).toBeLessThanOrEqual(86_400_500);
+    expect((JSON.parse((await inspect.get(key))!) as { freshUntil: number }).freshUntil).toBeLessThanOrEqual(Date.now() + 500);
     await sleep(600);
     await b.gql(ContribuyenteDetalleDocument, { ruc: '20501234568' });
     expect(sandbox.callsTo('/ruc-sunat')).toHaveLength(2);
   });
 
+  it('answers another instance’s last good record from Redis while the sources are down, marked stale', async () => {
+    const query = '{ contribuyenteDetalle(ruc: "20484567892") { ruc consultadoEn } }';
+    const first = await a.gql(query);
+    const at = (first.body.data as { contribuyenteDetalle: { consultadoEn: string } }).contribuyenteDetalle.consultadoEn;
+    await sleep(600);
+    sandbox.setFaults({ sourcesDown: true });
+    try {
+      const stale = await b.gql(query);
+      expect(stale.body.errors).toBeUndefined();
+      expect(stale.body.data).toEqual({ contribuyenteDetalle: { ruc: '20484567892', consultadoEn: at } });
+      expect(stale.body.extensions?.['stale']).toEqual([{ path: ['contribuyenteDetalle'], consultadoEn: at }]);
+      expect(cost(stale.body)).toMatchObject({ staleHits: 1, upstreamCalls: 1 });
+    } finally {
+      sandbox.setFaults({});
+    }
+  });
+
   it('refreshes the shared entry on Cache-Control: no-cache', async () => {
     await a.gql(ContribuyenteDocument, { ruc: '20602345671' });
     const fresh = await b.gql(ContribuyenteDocument, { ruc: '20602345671' }, { headers: { 'cache-control': 'no-cache' } });
-    expect(cost(fresh.body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
+    expect(cost(fresh.body)).toMatchObject({ upstreamCalls: 1, cacheHits: 0, staleHits: 0 });
     const after = await a.gql(ContribuyenteDocument, { ruc: '20602345671' });
-    expect(cost(after.body)).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
+    expect(cost(after.body)).toMatchObject({ upstreamCalls: 0, cacheHits: 1, staleHits: 0 });
     expect(sandbox.callsTo('/ruc')).toHaveLength(2);
   });
 

@@ -9,7 +9,7 @@ import { postBodyOnce, postOnce, receipts, spawnGateway, workerPids, type OnceAn
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
-  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion esAgenteDeRetencion detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
+  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion provincia distrito ubigeo esAgenteDeRetencion consultadoEn detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
 
 type Answer = OnceAnswer['body'];
 const once = async (url: string, query: string, variables: Record<string, unknown> = {}) => (await postOnce(url, query, variables)).body;
@@ -38,12 +38,12 @@ describe('`npm start` with default settings (one worker per core, the built-in s
     const variables = { ruc: '20100123453', numLicencia: 'Q46779354' };
     const first = await once(gateway.url, EJEMPLO, variables);
     expect(first.errors).toBeUndefined();
-    expect(cost(first)).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0 });
+    expect(cost(first)).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0, staleHits: 0 });
     const mark = gateway.output().length;
     const again = await Promise.all(Array.from({ length: 6 }, () => once(gateway.url, EJEMPLO, variables)));
     for (const a of again) {
       expect(a.data).toEqual(first.data);
-      expect(cost(a)).toEqual({ estimated: 4, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 3 });
+      expect(cost(a)).toEqual({ estimated: 4, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 3, staleHits: 0 });
     }
     expect(await sandboxCalls()).toBe(3);
     await new Promise((r) => setTimeout(r, 200));

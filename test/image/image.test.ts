@@ -10,7 +10,7 @@ import { buildImage, IMAGE, PODMAN_ENV, podman, removeImages, run, until, type B
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
-  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion esAgenteDeRetencion detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
+  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion provincia distrito ubigeo esAgenteDeRetencion consultadoEn detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
 const MINUTE = 60_000;
 const tag = `gwtest${process.pid}`;
 
@@ -84,7 +84,7 @@ describe('the container image', () => {
       Healthcheck?: { Test: string[] };
     }[];
     const startProd = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts['start:prod']!;
-    expect(config!.Config.Cmd).toEqual(startProd.replace(/^exec /, '').split(' '));
+    expect(config!.Config.Cmd).toEqual(startProd.replace(/^NODE_ENV=production exec /, '').split(' '));
     expect(config!.Config.User).toBe('node');
     expect(config!.Healthcheck?.Test.join(' ')).toContain('/health');
     const listing = await podman([
