@@ -88,7 +88,9 @@ export type Received<T extends object = object> = T & { receivedAt: string; stal
 
 /** The record just received from the upstream, stamped with the time. */
 function received<T extends object>(record: T): Received<T> {
-  return Object.assign(record, { receivedAt: new Date().toISOString() });
+  const stamped = record as Received<T>;
+  stamped.receivedAt = new Date().toISOString();
+  return stamped;
 }
 
 /**

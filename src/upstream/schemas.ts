@@ -10,25 +10,14 @@ export const EnvelopeSchema = z.object({
   time: z.number().optional(),
 });
 
-/** What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a natural person's address). */
-const isNoValue = (v: string) => v.trim() === '' || v.trim() === '-';
-/** A text the record may leave out: absent, null, `""`, blank or `"-"` all become null. */
-const optionalText = z
-  .string()
-  .nullish()
-  .transform((v) => (v == null || isNoValue(v) ? null : v));
 /** Upstream numbers sometimes arrive as JSON numbers; the contract keeps them as text. */
 const text = z.union([z.string(), z.number()]).transform(String);
-/** A code that may arrive as text or a number, or be left out (null for no value). */
-const optionalCode = z
-  .union([z.string(), z.number()])
-  .nullish()
-  .transform((v) => (v == null || isNoValue(String(v)) ? null : String(v)));
+/** A text the record may leave out; `withoutEmpty` makes "no value" null. */
+const optionalText = z.string().nullish();
+/** A code that may arrive as text or a number, or be left out. */
+const optionalCode = z.union([z.string(), z.number()]).nullish();
 /** `ubigeo`: the location code's three levels (department, province, district), any of them null. */
-const ubigeoLevels = z
-  .array(z.union([z.string(), z.number()]).nullable())
-  .nullish()
-  .transform((levels) => (levels ?? []).map((l) => (l == null || isNoValue(String(l)) ? null : String(l))));
+const ubigeoLevels = z.array(z.union([z.string(), z.number()]).nullable()).nullish();
 
 /** The place fields a real record carries beyond the spec's (upstream-notes), on /ruc and /ruc-sunat alike. */
 const place = {
@@ -41,55 +30,95 @@ const place = {
   ubigeo: ubigeoLevels,
 };
 
+/** What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a natural person's address). */
+const noValue = (v: string) => v.trim() === '' || v.trim() === '-';
+type Cleaned<T> = {
+  [K in keyof T]-?: K extends 'ubigeo'
+    ? (string | null)[]
+    : NonNullable<T[K]> extends readonly unknown[]
+      ? NonNullable<T[K]>
+      : undefined extends T[K]
+        ? string | null
+        : T[K];
+};
+
+/**
+ * One pass over a parsed record's optional fields, after zod's own (one transform per record
+ * rather than one per field keeps zod's compiled object parsing: docs/performance.md): absent,
+ * `""`, blank and `"-"` become null, a numeric code its text, `ubigeo`'s levels likewise.
+ */
+function withoutEmpty<T extends object>(record: T, optional: readonly string[]): Cleaned<T> {
+  const out = record as Record<string, unknown>;
+  for (const key of optional) {
+    const v = out[key];
+    if (key === 'ubigeo') out[key] = Array.isArray(v) ? v.map((l: unknown) => (l == null || noValue(String(l)) ? null : String(l))) : [];
+    else if (!Array.isArray(v)) out[key] = v == null || noValue(String(v)) ? null : String(v);
+  }
+  return out as Cleaned<T>;
+}
+
+/** `schema` whose optional texts, codes and levels come out with "no value" as null. */
+function cleaned<S extends z.ZodObject>(schema: S) {
+  // The fields a record may leave out: the ones cleaned.
+  const optional = Object.keys(schema.shape).filter((key) => (schema.shape[key] as z.ZodType).safeParse(undefined).success);
+  return schema.transform((record: z.output<S>) => withoutEmpty(record, optional));
+}
+
 /** The six-digit location code: `ubigeo_sunat`, else the last level of `ubigeo` that has a value. */
 export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly (string | null)[] }): string | null {
   return record.ubigeo_sunat ?? record.ubigeo.findLast((level) => level !== null) ?? null;
 }
 
 /** `data` of POST /ruc (spec 2.2). */
-export const RucRecordSchema = z.object({
-  ruc: z.string(),
-  nombre_o_razon_social: z.string(),
-  estado: optionalText,
-  condicion: optionalText,
-  ...place,
-  es_agente_de_retencion: optionalText,
-  es_buen_contribuyente: optionalText,
-  es_agente_de_percepcion: optionalText,
-  es_agente_de_percepcion_combustible: optionalText,
-});
+export const RucRecordSchema = cleaned(
+  z.object({
+    ruc: z.string(),
+    nombre_o_razon_social: z.string(),
+    estado: optionalText,
+    condicion: optionalText,
+    ...place,
+    es_agente_de_retencion: optionalText,
+    es_buen_contribuyente: optionalText,
+    es_agente_de_percepcion: optionalText,
+    es_agente_de_percepcion_combustible: optionalText,
+  }),
+);
 export type RucRecord = z.infer<typeof RucRecordSchema>;
 
 /** `data` of POST /ruc-sunat (spec 2.3). */
-export const RucSunatRecordSchema = z.object({
-  ruc: z.string(),
-  nombre_o_razon_social: z.string(),
-  estado: optionalText,
-  condicion: optionalText,
-  ...place,
-  tipo_contribuyente: optionalText,
-  fecha_inscripcion: optionalText,
-  actividades_economicas: z
-    .array(z.string())
-    .nullish()
-    .transform((v) => v ?? []),
-});
+export const RucSunatRecordSchema = cleaned(
+  z.object({
+    ruc: z.string(),
+    nombre_o_razon_social: z.string(),
+    estado: optionalText,
+    condicion: optionalText,
+    ...place,
+    tipo_contribuyente: optionalText,
+    fecha_inscripcion: optionalText,
+    actividades_economicas: z
+      .array(z.string())
+      .nullish()
+      .transform((v) => v ?? []),
+  }),
+);
 export type RucSunatRecord = z.infer<typeof RucSunatRecordSchema>;
 
 /** `data` of POST /licencia-conducir (spec 2.5). */
-export const LicenciaRecordSchema = z.object({
-  num_licencia: z.string(),
-  tipo_documento: optionalText,
-  numero_documento: optionalText,
-  nombres: optionalText,
-  apellido_paterno: optionalText,
-  apellido_materno: optionalText,
-});
+export const LicenciaRecordSchema = cleaned(
+  z.object({
+    num_licencia: z.string(),
+    tipo_documento: optionalText,
+    numero_documento: optionalText,
+    nombres: optionalText,
+    apellido_paterno: optionalText,
+    apellido_materno: optionalText,
+  }),
+);
 export type LicenciaRecord = z.infer<typeof LicenciaRecordSchema>;
 
 /** One entry of `comprobantes` in the batch result (spec 2.4). */
-export const ComprobanteValidadoSchema = z
-  .object({
+export const ComprobanteValidadoSchema = cleaned(
+  z.object({
     serie_documento: text,
     numero_documento: text,
     comprobante_estado_codigo: optionalCode,
@@ -105,11 +134,11 @@ export const ComprobanteValidadoSchema = z
       .array(z.unknown())
       .nullish()
       .transform((v) => (v ?? []).map((o) => (typeof o === 'string' ? o : JSON.stringify(o)))),
-  })
-  .transform(({ empresa_estado_description, ...r }) => ({
-    ...r,
-    empresa_estado_descripcion: r.empresa_estado_descripcion ?? empresa_estado_description,
-  }));
+  }),
+).transform(({ empresa_estado_description, ...r }) => ({
+  ...r,
+  empresa_estado_descripcion: r.empresa_estado_descripcion ?? empresa_estado_description,
+}));
 
 /** `data` of POST /validacion-multiple-cpe and its -v2 variant (spec 2.4, upstream-notes). */
 export const ValidacionRecordSchema = z.object({
