@@ -77,11 +77,18 @@ export class LocalFirstStore implements SharedLookupStore {
   async peek(key: string): Promise<string | undefined> {
     const entry = this.#kept.get(key);
     if (entry !== undefined || this.#inTrouble()) return entry;
+    return this.#inTime(this.#shared.peek(key));
+  }
+
+  /** What `asked` resolves with, or undefined once a claim's time-out has passed. */
+  async #inTime<T>(asked: Promise<T>): Promise<T | undefined> {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.#timeoutMs)));
-    const found = await Promise.race([this.#shared.peek(key), timedOut]);
+    const timedOut = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#timeoutMs);
+    });
+    const first = await Promise.race([asked, timedOut]);
     clearTimeout(timer);
-    return found;
+    return first;
   }
 
   keep(key: string, entry: string, ttlMs: number): void {
@@ -101,13 +108,8 @@ export class LocalFirstStore implements SharedLookupStore {
   }
 
   async #viaShared(key: string, options: ClaimOptions, local: Lease): Promise<Claim> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const asked = this.#shared.claim(key, options);
-    const timedOut = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.#timeoutMs);
-    });
-    const first = await Promise.race([asked, timedOut]);
-    clearTimeout(timer);
+    const first = await this.#inTime(asked);
     if (first === undefined) {
       this.troubled();
       this.#onTimeout?.();

@@ -211,7 +211,7 @@ export class CachedLookups {
       record = await fetch();
     } catch (error) {
       if (error instanceof UpstreamHttpError && error.reason === 'unauthenticated' && !error.withoutCall) {
-        store.keep(rejectedKey(tokenKey), JSON.stringify(upstreamErrorData(error)), REJECTED_TOKEN_MS);
+        store.keep(rejectedKey(tokenKey), JSON.stringify({ failure: upstreamErrorData(error) } satisfies Entry<T>), REJECTED_TOKEN_MS);
       }
       if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) {
         // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
@@ -255,21 +255,13 @@ export class CachedLookups {
   #recall(store: SharedLookupStore, tokenKey: string, refusals: Refusals | undefined): Promise<void> {
     if (!refusals) return Promise.resolve();
     return (refusals.recalled ??= store.peek(rejectedKey(tokenKey)).then((text) => {
-      const data = text === undefined ? undefined : parsed<UpstreamErrorData>(text);
-      if (data?.kind === 'http') refusals.note(upstreamErrorFrom(data));
+      const entry = text === undefined ? undefined : entryOf(text);
+      if (entry && 'failure' in entry) refusals.note(upstreamErrorFrom(entry.failure));
     }));
   }
 }
 
 const rejectedKey = (tokenKey: string) => `${KEY_PREFIX}{rejected:${tokenKey}}`;
-
-function parsed<T>(text: string): T | undefined {
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A stored entry, or undefined for anything unreadable. */
 function entryOf<T>(text: string): Entry<T> | undefined {

@@ -64,6 +64,15 @@ function cleaned<S extends z.ZodObject>(schema: S) {
   return schema.transform((record: z.output<S>) => withoutEmpty(record, optional));
 }
 
+/** What both records open with: the document, its name, state and condition, and the place fields. */
+const identity = {
+  ruc: z.string(),
+  nombre_o_razon_social: z.string(),
+  estado: optionalText,
+  condicion: optionalText,
+  ...place,
+};
+
 /** The six-digit location code: `ubigeo_sunat`, else the last level of `ubigeo` that has a value. */
 export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly (string | null)[] }): string | null {
   return record.ubigeo_sunat ?? record.ubigeo.findLast((level) => level !== null) ?? null;
@@ -72,11 +81,7 @@ export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly
 /** `data` of POST /ruc (spec 2.2). */
 export const RucRecordSchema = cleaned(
   z.object({
-    ruc: z.string(),
-    nombre_o_razon_social: z.string(),
-    estado: optionalText,
-    condicion: optionalText,
-    ...place,
+    ...identity,
     es_agente_de_retencion: optionalText,
     es_buen_contribuyente: optionalText,
     es_agente_de_percepcion: optionalText,
@@ -88,11 +93,7 @@ export type RucRecord = z.infer<typeof RucRecordSchema>;
 /** `data` of POST /ruc-sunat (spec 2.3). */
 export const RucSunatRecordSchema = cleaned(
   z.object({
-    ruc: z.string(),
-    nombre_o_razon_social: z.string(),
-    estado: optionalText,
-    condicion: optionalText,
-    ...place,
+    ...identity,
     tipo_contribuyente: optionalText,
     fecha_inscripcion: optionalText,
     actividades_economicas: z
