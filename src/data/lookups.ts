@@ -81,17 +81,11 @@ type Entry<T> = { record: T; freshUntil: number } | { failure: UpstreamErrorData
 
 /**
  * A record as the lookups hand it out: with the time the gateway received it from the upstream
- * (ISO 8601, UTC), which travels with it through every store, and `stale` when it is the last
- * good record answered because the upstream is down.
+ * (epoch milliseconds: the schema writes it as ISO 8601 only where a field asks for it), which
+ * travels with it through every store, and `stale` when it is the last good record answered
+ * because the upstream is down.
  */
-export type Received<T extends object = object> = T & { receivedAt: string; stale?: boolean };
-
-/** The record just received from the upstream, stamped with the time. */
-function received<T extends object>(record: T): Received<T> {
-  const stamped = record as Received<T>;
-  stamped.receivedAt = new Date().toISOString();
-  return stamped;
-}
+export type Received<T extends object = object> = T & { receivedAt: number; stale?: boolean };
 
 /**
  * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
@@ -121,15 +115,15 @@ export class CachedLookups {
   }
 
   ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
-    return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx).then(received));
+    return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx));
   }
 
   rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {
-    return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx).then(received));
+    return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx));
   }
 
   licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
-    return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx).then(received));
+    return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx));
   }
 
   #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@ import { PLAN_COST } from '../upstream/billing.js';
 import { billed } from './billed.js';
 import { ubigeoOf, type RucRecord, type RucSunatRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
-import { CONSULTADO_EN, loadAnswered } from './received.js';
+import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
 import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
@@ -39,7 +39,7 @@ export const ContribuyenteDetalle = builder.objectRef<Received<RucSunatRecord>>(
     tipoContribuyente: t.exposeString('tipo_contribuyente', { nullable: true, description: 'Tipo de contribuyente.' }),
     fechaInscripcion: t.exposeString('fecha_inscripcion', { nullable: true, description: 'Fecha de inscripción, AAAA-MM-DD.' }),
     actividadesEconomicas: t.exposeStringList('actividades_economicas', { description: 'Actividades económicas registradas.' }),
-    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
+    consultadoEn: t.string({ description: CONSULTADO_EN, resolve: consultadoEn }),
   }),
 });
 
@@ -76,7 +76,7 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
       description: 'Agente de percepción de combustible: "SI" -> true, "NO" -> false, otro valor -> null.',
       resolve: (r) => siNo(r.es_agente_de_percepcion_combustible),
     }),
-    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
+    consultadoEn: t.string({ description: CONSULTADO_EN, resolve: consultadoEn }),
     detalle: t.field({
       type: ContribuyenteDetalle,
       nullable: true,

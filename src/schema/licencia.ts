@@ -2,7 +2,7 @@ import { REST } from '../upstream/paths.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
-import { CONSULTADO_EN, loadAnswered } from './received.js';
+import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
 import { billed } from './billed.js';
 import { checkNumLicencia } from './validation.js';
 import { builder } from './builder.js';
@@ -17,7 +17,7 @@ export const LicenciaConducir = builder.objectRef<Received<LicenciaRecord>>('Lic
     nombres: t.exposeString('nombres', { nullable: true, description: 'Nombres.' }),
     apellidoPaterno: t.exposeString('apellido_paterno', { nullable: true, description: 'Apellido paterno.' }),
     apellidoMaterno: t.exposeString('apellido_materno', { nullable: true, description: 'Apellido materno.' }),
-    consultadoEn: t.exposeString('receivedAt', { description: CONSULTADO_EN }),
+    consultadoEn: t.string({ description: CONSULTADO_EN, resolve: consultadoEn }),
   }),
 });
 

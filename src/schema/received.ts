@@ -9,7 +9,7 @@ import type { Context } from './context.js';
 export function answered<T extends Received>(record: T, ctx: Context, info: GraphQLResolveInfo, index?: number): T {
   if (record.stale) {
     const path = responsePathAsArray(info.path);
-    ctx.state.stale.push({ path: index === undefined ? path : [...path, index], consultadoEn: record.receivedAt });
+    ctx.state.stale.push({ path: index === undefined ? path : [...path, index], consultadoEn: consultadoEn(record) });
   }
   return record;
 }
@@ -18,6 +18,9 @@ export function answered<T extends Received>(record: T, ctx: Context, info: Grap
 export function loadAnswered<T extends Received>(load: Promise<T>, ctx: Context, info: GraphQLResolveInfo, index?: number): Promise<T> {
   return load.then((record) => answered(record, ctx, info, index));
 }
+
+/** When the gateway received `record`, as `consultadoEn` says it: ISO 8601, UTC. */
+export const consultadoEn = (record: Received): string => new Date(record.receivedAt).toISOString();
 
 /** What `consultadoEn` says, on every record type. */
 export const CONSULTADO_EN =

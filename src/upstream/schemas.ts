@@ -31,7 +31,10 @@ const place = {
 };
 
 /** What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a natural person's address). */
-const noValue = (v: string) => v.trim() === '' || v.trim() === '-';
+const NO_VALUE = /^\s*-?\s*$/;
+// A test of the text as it is: trimming it made two strings a field (docs/performance.md).
+// Most values start with a letter or a digit and end with no space: the pattern only for the rest.
+const noValue = (v: string) => v.length === 0 || ((v.charCodeAt(0) <= 45 || v.charCodeAt(v.length - 1) <= 32) && NO_VALUE.test(v));
 type Cleaned<T> = {
   [K in keyof T]-?: K extends 'ubigeo'
     ? (string | null)[]
@@ -58,10 +61,27 @@ function withoutEmpty<T extends object>(record: T, optional: readonly string[]):
 }
 
 /** `schema` whose optional texts, codes and levels come out with "no value" as null. */
+/** The fields a record may leave out: the ones cleaned. */
+const optionalKeys = (schema: z.ZodObject) =>
+  Object.keys(schema.shape).filter((key) => (schema.shape[key] as z.ZodType).safeParse(undefined).success);
+
 function cleaned<S extends z.ZodObject>(schema: S) {
-  // The fields a record may leave out: the ones cleaned.
-  const optional = Object.keys(schema.shape).filter((key) => (schema.shape[key] as z.ZodType).safeParse(undefined).success);
+  const optional = optionalKeys(schema);
   return schema.transform((record: z.output<S>) => withoutEmpty(record, optional));
+}
+
+/**
+ * A looked-up record as received: cleaned, and stamped with when it was read (epoch ms), which
+ * travels with it through every cache. Stamped here, where the answer is read, rather than in
+ * a step of its own: a promise per call less (docs/performance.md).
+ */
+function received<S extends z.ZodObject>(schema: S) {
+  const optional = optionalKeys(schema);
+  return schema.transform((record: z.output<S>) => {
+    const stamped = withoutEmpty(record, optional) as Cleaned<z.output<S>> & { receivedAt: number };
+    stamped.receivedAt = Date.now();
+    return stamped;
+  });
 }
 
 /** What both records open with: the document, its name, state and condition, and the place fields. */
@@ -79,7 +99,7 @@ export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly
 }
 
 /** `data` of POST /ruc (spec 2.2). */
-export const RucRecordSchema = cleaned(
+export const RucRecordSchema = received(
   z.object({
     ...identity,
     es_agente_de_retencion: optionalText,
@@ -91,7 +111,7 @@ export const RucRecordSchema = cleaned(
 export type RucRecord = z.infer<typeof RucRecordSchema>;
 
 /** `data` of POST /ruc-sunat (spec 2.3). */
-export const RucSunatRecordSchema = cleaned(
+export const RucSunatRecordSchema = received(
   z.object({
     ...identity,
     tipo_contribuyente: optionalText,
@@ -105,7 +125,7 @@ export const RucSunatRecordSchema = cleaned(
 export type RucSunatRecord = z.infer<typeof RucSunatRecordSchema>;
 
 /** `data` of POST /licencia-conducir (spec 2.5). */
-export const LicenciaRecordSchema = cleaned(
+export const LicenciaRecordSchema = received(
   z.object({
     num_licencia: z.string(),
     tipo_documento: optionalText,
