@@ -21,7 +21,9 @@ import { memoryApqStore, type ApqStore } from './data/apq-store.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
 import type { SharedLookupStore } from './data/store.js';
-import { createApqStore, createStore } from './data/stores.js';
+import { createApqStore, createBudgets, createStore } from './data/stores.js';
+import type { BudgetCounter } from './data/budgets.js';
+import { useSignIn } from './pipeline/sign-in.js';
 import { CachedLookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -38,6 +40,8 @@ export interface AppOptions {
   store?: SharedLookupStore | undefined;
   /** Where persisted queries are kept, instead of one built from config (a cluster worker's: the primary's). */
   apqStore?: ApqStore;
+  /** Where the subjects' budgets are counted, instead of one built from config (a cluster worker's: the primary's). */
+  budgets?: BudgetCounter;
   /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
   metrics?: Metrics;
   /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
@@ -65,8 +69,7 @@ export interface App extends HttpApp {
  * sandbox when it is not).
  */
 export function createApp(config: Config, options: AppOptions): App {
-  const { logger } = options;
-  const metrics = options.metrics ?? new Metrics();
+  const { logger, metrics = new Metrics() } = options;
   const tracing = options.tracing ?? (config.otelEndpoint ? Tracing.otlp(config.otelEndpoint) : undefined);
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
   metrics.upstreamLoad(() => upstream.load);
@@ -79,6 +82,8 @@ export function createApp(config: Config, options: AppOptions): App {
     upstream,
     store,
     apqStore,
+    budgets: config.auth ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
+    metrics,
     tracing,
     lookups: createLookups(config, upstream, store, metrics),
     documentCache: useDocumentCache(),
@@ -129,6 +134,8 @@ interface Parts {
   upstream: UpstreamClient;
   store: SharedLookupStore | undefined;
   apqStore: ApqStore;
+  budgets: BudgetCounter | undefined;
+  metrics: Metrics;
   tracing: Tracing | undefined;
   lookups: CachedLookups;
   documentCache: ReturnType<typeof useDocumentCache>;
@@ -150,6 +157,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       maxReceipts: config.limits.maxReceipts,
       logger: options.logger,
       tracing,
+      planToken: config.auth?.planToken,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -164,7 +172,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
     // Ours instead, in the same place (after every plugin below): src/pipeline/document-cache.ts.
     parserAndValidationCache: false,
     cors,
-    graphiql: graphiqlOptions(options.graphiqlToken),
+    graphiql: graphiqlOptions(options.graphiqlToken, config.auth !== undefined),
     renderGraphiQL,
     maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },
     logging,
@@ -173,7 +181,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, store, apqStore, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, store, apqStore, budgets, metrics, tracing, documentCache, report, pluginList } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -185,6 +193,8 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 4. Browser requests without a CORS preflight must carry the CSRF header; no `null` allowed origin.
     useCsrfPrevention(),
     useNoNullOrigin(),
+    // Sign-in mode: the caller's JWT verified and its budget read, before any other work (src/pipeline/sign-in.ts).
+    ...(config.auth && budgets ? [useSignIn({ ...config.auth, budgets, onRefused: (reason) => metrics.signInRefused(reason) })] : []),
     // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
     ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
@@ -196,7 +206,10 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     useExecutor(),
     useIncrementalDelivery(),
     // 7. Close the upstream pools, the stores and tracing with the app.
-    { onDispose: () => Promise.all([upstream.close(), store?.close(), apqStore.close?.(), tracing?.shutdown()]).then(() => undefined) },
+    {
+      onDispose: () =>
+        Promise.all([upstream.close(), store?.close(), apqStore.close?.(), budgets?.close?.(), tracing?.shutdown()]).then(() => undefined),
+    },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
     // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.

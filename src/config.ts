@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 
 const SPANISH = z.locales.es();
 
@@ -151,6 +152,8 @@ export const EnvSchema = z.object({
     .optional(),
   /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  // Sign-in mode, the plan's token and budgets (src/config/auth.ts).
+  ...AuthEnv.shape,
 });
 
 /** The configuration the code reads, shaped for its readers, derived from the environment in one place. */
@@ -163,6 +166,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
         'NODE_ENV=production requiere UPSTREAM_URL (por ejemplo https://api.apiperu.dev); el sandbox integrado solo sirve datos de muestra',
     });
   }
+  checkAuth(env, ctx);
 }).transform((e) => ({
   port: e.PORT,
   host: e.HOST,
@@ -224,6 +228,8 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
   logLevel: e.LOG_LEVEL,
   nodeEnv: e.NODE_ENV,
+  /** Sign-in mode (docs/auth.md); undefined: each caller's token goes upstream as it is. */
+  auth: authOf(e),
 }));
 
 /** The parsed configuration; its type is the schema's output. */
@@ -263,9 +269,12 @@ export const GRAPHQL_PATH = '/graphql';
  */
 export const DEFAULTS: Config = loadConfig({});
 
-/** The same configuration, pointed at `baseUrl` (main's built-in sandbox, or what a worker's primary says). */
-export function withUpstream(config: Config, baseUrl: string): Config {
-  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl } });
+/**
+ * The same configuration, pointed at `baseUrl` (main's built-in sandbox, or what a worker's
+ * primary says); with AUTH_JWKS_URL=sandbox, signed in by that sandbox, its `sandboxToken` the plan's.
+ */
+export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
+  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken) });
 }
 
 function deepFreeze<T>(value: T): DeepReadonly<T> {

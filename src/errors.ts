@@ -8,6 +8,7 @@ import {
   type InvalidResponseReason,
   UpstreamHttpError,
 } from './upstream/errors.js';
+import { BudgetExceededError } from './data/budget.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -19,7 +20,12 @@ export const ERROR_CODES = {
   QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429 quota_exceeded, o el aviso del servicio de que se agotaron).',
   RATE_LIMITED:
     'El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable.',
-  UNAUTHENTICATED: 'Falta el token Bearer, o el servicio lo rechazó (HTTP 401).',
+  UNAUTHENTICATED:
+    'Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio).',
+  AUTH_UNAVAILABLE:
+    'Con AUTH_JWKS_URL: el proveedor de identidad no responde y ninguna clave guardada verifica el JWT (HTTP 503, sin llamar al servicio). Reintentable.',
+  BUDGET_EXCEEDED:
+    'Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); extensions.budget dice cuándo se renueva.',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
   UPSTREAM_UNAVAILABLE:
     'El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable.',
@@ -54,6 +60,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Codes whose cause may pass by itself; anything else is final for the same request. */
 export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
   'UPSTREAM_UNAVAILABLE',
+  'AUTH_UNAVAILABLE',
   'RATE_LIMITED',
   'OVERLOADED',
   'REQUEST_TIMEOUT',
@@ -184,6 +191,27 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
   });
 }
 
+/** A call the signed-in caller's budget could not pay for, located where the failing field was. */
+export function budgetError(error: BudgetExceededError, located?: GraphQLError): GraphQLError {
+  const { spent, limit, resetAt } = error.standing;
+  const message = located?.extensions?.['receipts']
+    ? located.message
+    : `Se agotó su presupuesto: ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
+  return new GraphQLError(message, {
+    nodes: located?.nodes,
+    source: located?.source,
+    positions: located?.positions,
+    path: located?.path,
+    originalError: error,
+    extensions: {
+      ...(located?.extensions?.['receipts'] ? { receipts: located.extensions['receipts'] } : {}),
+      code: 'BUDGET_EXCEEDED' satisfies ErrorCode,
+      retryable: false,
+      budget: error.standing,
+    },
+  });
+}
+
 /** The gateway code an upstream failure maps to (undefined for anything else). */
 export function upstreamCodeOf(error: unknown): ErrorCode | undefined {
   const cause = rootCause(error);
@@ -197,7 +225,8 @@ export function upstreamCodeOf(error: unknown): ErrorCode | undefined {
  */
 export function chunkError(error: unknown, receipts: { from: number; to: number }, unsent: boolean): GraphQLError {
   const cause = rootCause(error);
-  const mapped = cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : undefined;
+  const mapped =
+    cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : cause instanceof BudgetExceededError ? budgetError(cause) : undefined;
   const code = (mapped?.extensions['code'] as ErrorCode | undefined) ?? 'INTERNAL_SERVER_ERROR';
   const message = `Comprobantes ${receipts.from} a ${receipts.to}: ${unsent ? 'no se enviaron: ' : ''}${mapped?.message ?? 'falla interna del gateway.'}`;
   return new GraphQLError(message, {
@@ -223,6 +252,7 @@ export function maskError(error: unknown, _yogasMessage: string, isDev?: boolean
   if (cause instanceof UpstreamError) {
     return upstreamToGraphQLError(cause, error instanceof GraphQLError ? error : undefined);
   }
+  if (cause instanceof BudgetExceededError) return budgetError(cause, error instanceof GraphQLError ? error : undefined);
   return yogaMaskError(error, INTERNAL_MESSAGE, isDev);
 }
 

@@ -6,6 +6,8 @@ import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
 import { sandboxBanner } from './sandbox/banner.js';
 import { SANDBOX_TOKEN } from './sandbox/data.js';
+import { SANDBOX_SUBJECT } from './sandbox/identity.js';
+import { SANDBOX_IDENTITY } from './config/auth.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 import { createLogger, ignoreStandardStreamErrors, LogOutput } from './telemetry/logger.js';
 
@@ -32,24 +34,37 @@ async function main() {
   if (cluster.isWorker) {
     // Where the upstream is, as the primary decided it (the built-in sandbox is the primary's).
     const setup = await askPrimary<WorkerSetup>(SETUP);
-    return serve(withUpstream(config, setup.upstreamUrl), logger, { flushLogs, logDropped, graphiqlToken: setup.graphiqlToken });
+    return serve(withUpstream(config, setup.upstreamUrl, SANDBOX_TOKEN), logger, {
+      flushLogs,
+      logDropped,
+      graphiqlToken: setup.graphiqlToken,
+    });
   }
 
   // One sandbox for every worker, so that they share its quotas and its record.
-  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger);
+  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger, config.auth?.jwksUrl === SANDBOX_IDENTITY);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
-  const graphiqlToken = sandbox ? SANDBOX_TOKEN : undefined;
-  config = withUpstream(config, upstreamUrl);
+  // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
+  config = withUpstream(config, upstreamUrl, SANDBOX_TOKEN);
+  // GraphiQL's Headers pane: the sandbox's token, or in sign-in mode a sign-in token it made (else a placeholder).
+  const graphiqlToken = !sandbox
+    ? undefined
+    : !config.auth
+      ? SANDBOX_TOKEN
+      : sandbox.jwksUrl === config.auth.jwksUrl
+        ? await sandbox.signIn(SANDBOX_SUBJECT)
+        : undefined;
 
   if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
   return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);
 }
 
 /** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it. */
-async function startBuiltinSandbox(logger: Logger): Promise<Sandbox> {
+async function startBuiltinSandbox(logger: Logger, signsIn: boolean): Promise<Sandbox> {
   // Its record serves /__sandbox/stats and nothing else here: a short one.
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
-  const banner = sandboxBanner(sandbox.url, ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.');
+  const why = ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.';
+  const banner = sandboxBanner(sandbox.url, why, signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined);
   logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
   process.stderr.write(banner);
   return sandbox;

@@ -1,5 +1,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Lease, SharedLookupStore } from './store.js';
+import { paidFor, type Budget } from './budget.js';
+import { PLAN_COST } from '../upstream/billing.js';
+import { REST } from '../upstream/paths.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
@@ -67,6 +70,8 @@ export interface LookupCaller extends UpstreamCaller {
   onWait?: (() => void) | undefined;
   /** Told when an answer came from the cache or from another request's call in flight. */
   onShared?: (how: 'cache' | 'flight') => void;
+  /** The signed-in subject's budget, which pays for each call before it is sent (sign-in mode). */
+  budget?: Budget | undefined;
   /** Told when the answer is the last good record, the upstream being down. */
   onStale?: (() => void) | undefined;
   /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
@@ -115,15 +120,30 @@ export class CachedLookups {
   }
 
   ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
-    return this.#lookup('ruc', ruc, ctx, () => this.#client.ruc(ruc, ctx));
+    return this.#lookup(
+      'ruc',
+      ruc,
+      ctx,
+      paid(REST.ruc, ctx, (c) => this.#client.ruc(ruc, c)),
+    );
   }
 
   rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {
-    return this.#lookup('rucSunat', ruc, ctx, () => this.#client.rucSunat(ruc, ctx));
+    return this.#lookup(
+      'rucSunat',
+      ruc,
+      ctx,
+      paid(REST.rucSunat, ctx, (c) => this.#client.rucSunat(ruc, c)),
+    );
   }
 
   licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
-    return this.#lookup('licencia', numLicencia, ctx, () => this.#client.licencia(numLicencia, ctx));
+    return this.#lookup(
+      'licencia',
+      numLicencia,
+      ctx,
+      paid(REST.licencia, ctx, (c) => this.#client.licencia(numLicencia, c)),
+    );
   }
 
   #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
@@ -253,6 +273,12 @@ export class CachedLookups {
       if (entry && 'failure' in entry) refusals.note(upstreamErrorFrom(entry.failure));
     }));
   }
+}
+
+/** The call of a lookup, paid from the caller's budget at the price list's cost when it has one. */
+function paid<T>(path: keyof typeof PLAN_COST, ctx: LookupCaller, call: (ctx: LookupCaller) => Promise<T>): () => Promise<T> {
+  const budget = ctx.budget;
+  return budget ? () => paidFor(budget, PLAN_COST[path], ctx, call) : () => call(ctx);
 }
 
 const rejectedKey = (tokenKey: string) => `${KEY_PREFIX}{rejected:${tokenKey}}`;

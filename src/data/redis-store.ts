@@ -22,7 +22,7 @@ export interface RedisStoreOptions extends RedisTarget {
  * The store's steps: looking a key up or taking its lock, waiting for another's call, storing an
  * outcome, subscribing; and the persisted queries' own commands (src/data/apq-store.ts).
  */
-export type StoreOp = 'claim' | 'wait' | 'settle' | 'subscribe' | 'apq';
+export type StoreOp = 'claim' | 'wait' | 'settle' | 'subscribe' | 'apq' | 'budget';
 
 /**
  * In one step, so that no answer can be stored between the look and the lock: the kept answer

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { memoryApqStore, redisApqStore, type ApqStore } from './apq-store.js';
+import { memoryBudgets, redisBudgets, withLocalCount, type BudgetCounter } from './budgets.js';
 import { ClusterStore } from './cluster-store.js';
 import { LocalFirstStore } from './local-first-store.js';
 import { RedisStore, type StoreOp } from './redis-store.js';
@@ -63,6 +64,21 @@ export function createApqStore(config: Config, deps: Pick<StoreDeps, 'logger' | 
     ...bounds,
     onError: (error) => problem('apq', error),
   });
+}
+
+/** How long a budget's shared count may take before this process counts on its own. */
+const BUDGET_STORE_TIMEOUT_MS = 500;
+
+/**
+ * Where the subjects' budgets are counted: in Redis with REDIS_URL (every instance), else in
+ * this process (a cluster worker is given its primary's instead: src/process/budgets.ts).
+ * While the shared count fails, each process counts on its own, each time counted and logged.
+ */
+export function createBudgets(config: Config, deps: Pick<StoreDeps, 'logger' | 'metrics'>): BudgetCounter {
+  if (!config.cache.redisUrl) return memoryBudgets();
+  const problem = storeProblems('redis', deps);
+  const shared = redisBudgets({ url: config.cache.redisUrl, cluster: config.cache.redisCluster }, BUDGET_STORE_TIMEOUT_MS);
+  return withLocalCount(shared, (error) => problem('budget', error), BUDGET_STORE_TIMEOUT_MS);
 }
 
 function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {

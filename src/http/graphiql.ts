@@ -71,13 +71,18 @@ export const EXAMPLE_OPERATION =
   );
 
 /** GraphiQL's settings: its title, the example, and the sandbox's token in its headers pane (never a real one). */
-export function graphiqlOptions(sandboxToken: string | undefined): GraphiQLOptions {
+export function graphiqlOptions(sandboxToken: string | undefined, signIn = false): GraphiQLOptions {
+  // In sign-in mode the pane says what to paste when no sandbox sign-in token is at hand.
+  const token = sandboxToken ?? (signIn ? SIGN_IN_PLACEHOLDER : undefined);
   return {
     title: 'Consultas RUC, comprobantes y licencias: GraphQL',
     defaultQuery: EXAMPLE_OPERATION,
-    headers: JSON.stringify(sandboxToken ? { Authorization: `Bearer ${sandboxToken}` } : {}),
+    headers: JSON.stringify(token ? { Authorization: `Bearer ${token}` } : {}),
   };
 }
+
+/** What GraphiQL's Headers pane holds in sign-in mode: where the caller's own JWT goes. */
+export const SIGN_IN_PLACEHOLDER = '<pegue aquí el JWT de inicio de sesión de su proveedor de identidad>';
 
 function escapeJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { RuntimeLimits } from '../schema/billed.js';
 import { estimateCost } from './cost.js';
 import { gatewayError, type ErrorCode } from '../errors.js';
-import { requestState, spent } from '../schema/request-state.js';
+import { requestState, spent, type RequestState } from '../schema/request-state.js';
 import { treatedByFastPath } from './yoga-mirror.js';
 
 /**
@@ -195,14 +195,14 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
               { extensions: { cost: estimated, limit: max } },
             ),
           ],
-          extensions: { cost: { estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 } },
+          extensions: { cost: withStanding({ estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 }, state) },
         });
         return;
       }
       // The bound the operation was checked against, and what it really spent: on the answer,
       // or on the last part of an incremental one.
       const withCost = <R extends { extensions?: Record<string, unknown> }>(result: R): R => {
-        const cost = state ? { estimated, limit: max, ...spent(state) } : { estimated, limit: max };
+        const cost = withStanding(state ? { estimated, limit: max, ...spent(state) } : { estimated, limit: max }, state);
         // The fields answered with the last good record while the upstream is down, when any.
         const added = state?.stale.length ? { cost, stale: state.stale } : { cost };
         // Object.assign, not `{ ...result, extensions }`: on Node 20's V8 a spread followed by
@@ -221,6 +221,11 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
       };
     },
   };
+}
+
+/** `cost`, with the signed-in subject's budget as it stands (sign-in mode). */
+function withStanding<C extends object>(cost: C, state: RequestState | undefined): C {
+  return state?.signedIn ? Object.assign(cost, { budget: state.signedIn.budget.standing() }) : cost;
 }
 
 /**

@@ -7,6 +7,8 @@ import { serveWorkers } from '../data/cluster-store.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { memoryApqStore } from '../data/apq-store.js';
 import { serveApqToWorkers } from './apq.js';
+import { serveBudgetsToWorkers } from './budgets.js';
+import { memoryBudgets } from '../data/budgets.js';
 import { answerWorkers, askWorker } from '../data/ipc.js';
 import { startOpsServer } from './ops.js';
 import { coalesced, STOPPING, type Readiness } from '../http/health.js';
@@ -84,6 +86,8 @@ function answerTheWorkers(config: Config, setup: WorkerSetup): AggregatorRegistr
   });
   // Persisted queries meet here too, unless in Redis.
   if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore(config.persistedQueries));
+  // And the signed-in subjects' budgets, unless in Redis.
+  if (config.auth && !config.cache.redisUrl) serveBudgetsToWorkers(memoryBudgets());
   // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port
   // is here), and prom-client gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();

@@ -5,11 +5,13 @@ import type { Logger } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { createApp, type App } from '../app.js';
 import { GRAPHQL_PATH, type Config } from '../config.js';
-import { createStore } from '../data/stores.js';
+import { createStore, storeProblems } from '../data/stores.js';
 import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { clusterApqStore } from './apq.js';
+import { clusterBudgets } from './budgets.js';
+import { withLocalCount, type BudgetCounter } from '../data/budgets.js';
 import { answerPrimary, askPrimary } from '../data/ipc.js';
 import { startOpsServer } from './ops.js';
 import { EXITING, METRICS, READY } from './primary.js';
@@ -42,6 +44,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
     store: createStore(config, { logger, metrics, clusterWorker: cluster.isWorker }),
     ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
+    ...(cluster.isWorker && !config.cache.redisUrl && config.auth ? { budgets: workerBudgets(logger, metrics) } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A worker's readiness is asked by its primary, which serves the operations port; alone, this process serves it.
@@ -165,4 +168,10 @@ function waitForDrain(inFlight: InFlight, deadlineMs: number): Promise<boolean> 
         resolve(true);
       });
   });
+}
+
+/** A worker's budgets: its primary's count, or its own while the primary does not answer within a second. */
+function workerBudgets(logger: Logger, metrics: Metrics): BudgetCounter {
+  const problem = storeProblems('cluster', { logger, metrics });
+  return withLocalCount(clusterBudgets(), (error) => problem('budget', error), 1000);
 }

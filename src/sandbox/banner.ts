@@ -1,7 +1,14 @@
 import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS } from './data.js';
 
 /** What a person starting the sandbox must read: sample data only, and what to ask it with. */
-export function sandboxBanner(url: string, why: string): string {
+export function sandboxBanner(url: string, why: string, signInToken?: string): string {
+  const signIn = signInToken
+    ? [
+        ' AUTH_JWKS_URL=sandbox: send a sign-in token (JWT), not a plan token. One for "demo", a day long:',
+        `   Authorization: Bearer ${signInToken}`,
+        ` Another subject's: curl ${url}/__sandbox/token?sub=ana`,
+      ]
+    : [];
   return [
     '',
     '================================================================================',
@@ -19,6 +26,7 @@ export function sandboxBanner(url: string, why: string): string {
     ` Failure triggers (RUCs): ${Object.entries(TRIGGERS)
       .map(([name, k]) => `${name}=${k.ruc}`)
       .join(' ')}`,
+    ...signIn,
     '================================================================================',
     '',
   ].join('\n');

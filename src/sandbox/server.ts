@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { DEFAULT_TOKENS } from './data.js';
 import { fail, type Answer } from './records.js';
 import { Outbox } from './outbox.js';
+import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } from './identity.js';
 import { LEGACY_PREFIX, RestService } from './service.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
@@ -58,7 +59,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       until: rest.faults.gatherInFlight,
       peak: traffic.peakInFlight,
     });
-  const server = createServer((req, res) => handle(req, res, rest, traffic, send));
+  let identity: SandboxIdentity | undefined;
+  const server = createServer((req, res) => handle(req, res, { rest, traffic, identity }, send));
   const sockets = trackSockets(server);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -66,8 +68,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  identity = await sandboxIdentity(url);
+  const signedBy = identity;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
+    jwksUrl: url + JWKS_PATH,
+    signIn: (subject) => signedBy.signIn(subject),
     calls: traffic.calls,
     get peakInFlight() {
       return traffic.peakInFlight;
@@ -95,20 +102,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 function handle(
   req: IncomingMessage,
   res: ServerResponse,
-  rest: RestService,
-  traffic: Traffic,
+  { rest, traffic, identity }: { rest: RestService; traffic: Traffic; identity: SandboxIdentity | undefined },
   send: (res: ServerResponse, a: Answer) => void,
 ) {
-  if (req.method === 'GET' && req.url === '/__sandbox/stats') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ calls: traffic.count }));
-    return;
-  }
+  const json = (value: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+  if (req.method === 'GET' && req.url === '/__sandbox/stats') return void json({ calls: traffic.count });
+  // A stand-in identity provider: its keys, and a sign-in token for any subject (docs/auth.md).
+  if (req.method === 'GET' && req.url === JWKS_PATH && identity) return void json(identity.jwks);
+  const signIn = req.method === 'GET' ? /^\/__sandbox\/token(?:\?sub=([\w.@-]{1,64}))?$/.exec(req.url ?? '') : null;
+  if (signIn && identity) return void identity.signIn(signIn[1] ?? SANDBOX_SUBJECT).then((token) => json({ token }));
   // The registry's sources taken down and up again, to see the gateway answer the last good records.
   const sources = req.method === 'POST' ? /^\/__sandbox\/sources\/(down|up)$/.exec(req.url ?? '') : null;
   if (sources) {
     rest.faults = { ...rest.faults, sourcesDown: sources[1] === 'down' };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sourcesDown: rest.faults.sourcesDown }));
-    return;
+    return void json({ sourcesDown: rest.faults.sourcesDown });
   }
   traffic.arrived(res);
   const chunks: Buffer[] = [];

@@ -72,6 +72,10 @@ export interface RecordedCall {
 export interface Sandbox {
   /** Base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;
+  /** Its stand-in identity provider's key set (for AUTH_JWKS_URL); the issuer is `url`. */
+  readonly jwksUrl: string;
+  /** A sign-in token for `subject`, as GET /__sandbox/token?sub=<subject> gives it. */
+  signIn(subject: string): Promise<string>;
   /** The calls received, in order: the last `maxRecorded` of them. */
   readonly calls: RecordedCall[];
   /** Calls to one operation, prefix ignored: callsTo('/ruc'). */

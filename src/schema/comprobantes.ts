@@ -2,6 +2,7 @@ import { REST } from '../upstream/paths.js';
 import { GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
+import { BudgetExceededError, paidFor } from '../data/budget.js';
 import { chunkError, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
@@ -31,19 +32,20 @@ async function validate<T>(
   items: readonly T[],
   path: string,
   ctx: Context,
-  send: (part: T[]) => Promise<ValidacionRecord>,
+  send: (part: T[], call: Context['call']) => Promise<ValidacionRecord>,
 ): Promise<Validacion> {
   const chunks = await inChunks(items, {
     size: RECEIPTS_PER_CALL,
     concurrency: ctx.limits.concurrency,
     call: async (part) => {
-      const record = await send(part);
+      // Paid from a signed-in caller's budget at the price list's cost, before it is sent.
+      const record = await paidFor(ctx.call.budget, PLAN_COST.receipt * part.length, ctx.call, (call) => send(part, call));
       // Each call's answer is checked on its own, so that a bad one loses only its own receipts.
       const issue = answerIssue(record, part.length);
       if (issue) throw new UpstreamInvalidResponseError({ path, status: 200, reason: 'record', issues: [issue] });
       return record;
     },
-    stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED',
+    stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED' || error instanceof BudgetExceededError,
   });
   if (chunks.length === 1 && chunks[0]!.error !== undefined) throw chunks[0]!.error;
   const validacion: Validacion = { cantidad: 0, entries: [] };
@@ -198,8 +200,8 @@ builder.mutationFields((t) => ({
     ),
     args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }) },
     resolve: (_root, { comprobantes }, ctx) =>
-      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), REST.validacion, ctx, (part) =>
-        ctx.upstream.validarComprobantes(part, ctx.call),
+      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), REST.validacion, ctx, (part, call) =>
+        ctx.upstream.validarComprobantes(part, call),
       ),
   }),
   validarComprobantesTexto: t.field({
@@ -216,7 +218,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { comprobantes, credencialesSol }, ctx) => {
       const lineas = valid(checkLineas(comprobantes, ctx.limits.maxReceipts));
       const credenciales = credencialesSol ? valid(checkCredencialesSol(credencialesSol)) : undefined;
-      return validate(lineas, REST.validacionTexto, ctx, (part) => ctx.upstream.validarComprobantesTexto(part, credenciales, ctx.call));
+      return validate(lineas, REST.validacionTexto, ctx, (part, call) => ctx.upstream.validarComprobantesTexto(part, credenciales, call));
     },
   }),
 }));

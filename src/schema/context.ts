@@ -33,6 +33,8 @@ export interface ContextOptions {
   maxReceipts: number;
   logger: Logger;
   tracing: Tracing | undefined;
+  /** Sign-in mode: the plan's token, which every signed-in caller's calls carry (never the caller's JWT). */
+  planToken?: string | undefined;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; any other scheme or a blank token is no token. */
@@ -42,17 +44,22 @@ export function bearerToken(header: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing }: ContextOptions) {
+export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing, planToken }: ContextOptions) {
   const limits = { maxReceipts, concurrency };
+  // Every signed-in caller shares the plan's answers: one cache key for all of them.
+  const planKey = lookups.tokenKey(planToken);
   return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
-    const token = bearerToken(request.headers.get('authorization'));
     const state = requestState(request);
+    const signedIn = state.signedIn;
+    // In sign-in mode the plan pays, and only for a caller whose JWT was verified (src/pipeline/sign-in.ts).
+    const token = planToken === undefined ? bearerToken(request.headers.get('authorization')) : signedIn && planToken;
     const span = tracing ? state.span : undefined;
-    const tokenKey = lookups.tokenKey(token);
+    const tokenKey = planToken === undefined ? lookups.tokenKey(token) : signedIn && planKey;
     const call: LookupCaller = {
       token,
-      // The cache key's hash of the token when there is one; else a one-shot hash(), cheaper than createHash().
-      caller: tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),
+      // Signed in, the subject; else the cache key's hash of the token when there is one, or a one-shot hash(), cheaper than createHash().
+      caller: signedIn?.caller ?? tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),
+      budget: signedIn?.budget,
       signal: res ? new ClientGone(res) : undefined,
       tokenKey,
       noCache: wantsNoCache(request.headers),

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Span } from '@opentelemetry/api';
 import type { UpstreamCallInfo } from '../upstream/client.js';
+import type { Budget } from '../data/budget.js';
+
+/** A caller who proved who they are with a JWT (sign-in mode): the plan pays, their budget first. */
+export interface SignedIn {
+  /** Stands for the subject where callers take turns (a hash: never the subject itself). */
+  readonly caller: string;
+  readonly budget: Budget;
+}
 
 /** What one HTTP request did, gathered by plugins and the context, read by the log line. */
 export interface RequestState {
@@ -27,6 +35,8 @@ export interface RequestState {
   /** Each field answered with such a record, and when that record was received (`extensions.stale`). */
   readonly stale: { path: readonly (string | number)[]; consultadoEn: string }[];
   errorCodes: string[];
+  /** Sign-in mode: who the JWT says the caller is, once it was verified. */
+  signedIn: SignedIn | undefined;
 }
 
 /** What the operation really spent, for `extensions.cost` and the log line. */
@@ -65,6 +75,7 @@ export function requestState(request: Request): RequestState {
       staleHits: 0,
       stale: [],
       errorCodes: [],
+      signedIn: undefined,
     };
     (request as WithState)[STATE] = state;
   }

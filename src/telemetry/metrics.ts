@@ -78,6 +78,12 @@ export class Metrics {
     labelNames: ['store', 'op', 'kind'] as const,
     registers: [this.registry],
   });
+  readonly #signInRefusals = new Counter({
+    name: 'gateway_sign_in_refusals_total',
+    help: 'Sign-in mode: requests refused (missing, invalid, expired, no_subject, unavailable) and calls over a budget (budget); never the subject',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly #fastPath = new Counter({
     name: 'gateway_fast_path_requests_total',
     help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
@@ -143,6 +149,10 @@ export class Metrics {
   /** A request refused before any GraphQL work (413, 408, 503 OVERLOADED), counted with the errors by code. */
   refused(code: string) {
     this.#errors.inc({ code });
+  }
+
+  signInRefused(reason: string) {
+    this.#signInRefusals.inc({ reason });
   }
 
   fastPath() {

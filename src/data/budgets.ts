@@ -1,0 +1,117 @@
+import { LRUCache } from 'lru-cache';
+import { connectRedis, type RedisTarget } from './redis-connection.js';
+
+/** What a charge did: whether the cost was taken, and the count after it (or as it stood, when refused). */
+export interface Charged {
+  taken: boolean;
+  spent: number;
+}
+
+/**
+ * Where the subjects' budgets are counted: one count per key (a subject in a window), each
+ * charge taken only when it keeps the count within the limit, in one step, so that concurrent
+ * charges from every worker and instance can never pass it together.
+ */
+export interface BudgetCounter {
+  /** Adds `cost` to `key` unless the count would pass `limit`; the key lasts `ttlMs`. */
+  charge(key: string, cost: number, limit: number, ttlMs: number): Promise<Charged>;
+  /** Takes back `cost` from `key` (a call that certainly cost nothing); never below zero. */
+  refund(key: string, cost: number): Promise<void>;
+  /** The count of `key` (0 when none). */
+  spent(key: string): Promise<number>;
+  close?(): Promise<void>;
+}
+
+/** Subjects counted at once in one process's memory, at most; the oldest windows go first. */
+const MAX_SUBJECTS = 100_000;
+
+/** One process's counts (or a cluster primary's, which its workers ask). */
+export function memoryBudgets(): BudgetCounter {
+  const counts = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+  return {
+    charge: (key, cost, limit, ttlMs) => {
+      const spent = counts.get(key) ?? 0;
+      if (spent + cost > limit) return Promise.resolve({ taken: false, spent });
+      counts.set(key, spent + cost, counts.has(key) ? { noUpdateTTL: true } : { ttl: ttlMs });
+      return Promise.resolve({ taken: true, spent: spent + cost });
+    },
+    refund: (key, cost) => {
+      const spent = counts.get(key);
+      if (spent !== undefined) counts.set(key, Math.max(0, spent - cost), { noUpdateTTL: true });
+      return Promise.resolve();
+    },
+    spent: (key) => Promise.resolve(counts.get(key) ?? 0),
+  };
+}
+
+/** Taken only within the limit, in one step; a new key gets its time to live. */
+const CHARGE = `local spent = tonumber(redis.call('get', KEYS[1]) or '0')
+local cost, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+if spent + cost > limit then return {0, spent} end
+spent = redis.call('incrby', KEYS[1], cost)
+if spent == cost then redis.call('pexpire', KEYS[1], ARGV[3]) end
+return {1, spent}`;
+
+/** Given back only while the key lasts (a key gone with its window stays gone), never below zero. */
+const REFUND = `if redis.call('exists', KEYS[1]) == 0 then return 0 end
+local spent = redis.call('decrby', KEYS[1], ARGV[1])
+if spent < 0 then redis.call('incrby', KEYS[1], -spent) end
+return 1`;
+
+/** Every instance's counts, in Redis (or a Redis Cluster: one key a script, so any slot will do). */
+export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): BudgetCounter {
+  const redis = connectRedis(target, commandTimeoutMs);
+  redis.on('error', () => undefined); // the lookup store logs Redis's state; failed commands are counted by the caller
+  return {
+    charge: async (key, cost, limit, ttlMs) => {
+      const [taken, spent] = (await redis.eval(CHARGE, 1, key, cost, limit, ttlMs)) as [number, number];
+      return { taken: taken === 1, spent };
+    },
+    refund: async (key, cost) => void (await redis.eval(REFUND, 1, key, cost)),
+    spent: async (key) => Number((await redis.get(key)) ?? 0),
+    close: async () => void (await redis.quit().catch(() => redis.disconnect())),
+  };
+}
+
+/**
+ * A shared counter (Redis, or the cluster's primary) with this process's own behind it: while
+ * the shared one fails or does not answer within `timeoutMs`, each process counts on its own,
+ * so a budget is never worse than one process's; `onProblem` hears of every such time.
+ */
+export function withLocalCount(
+  shared: BudgetCounter,
+  onProblem: (error: Error) => void,
+  timeoutMs: number,
+  local: BudgetCounter = memoryBudgets(),
+): BudgetCounter {
+  const either = <T>(work: () => Promise<T>, alone: () => Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the budget store timed out')), timeoutMs);
+    });
+    return Promise.race([work(), late])
+      .catch((error: unknown) => {
+        onProblem(error instanceof Error ? error : new Error(String(error)));
+        return alone();
+      })
+      .finally(() => clearTimeout(timer));
+  };
+  return {
+    charge: (key, cost, limit, ttlMs) =>
+      either(
+        () => shared.charge(key, cost, limit, ttlMs),
+        () => local.charge(key, cost, limit, ttlMs),
+      ),
+    refund: (key, cost) =>
+      either(
+        () => shared.refund(key, cost),
+        () => local.refund(key, cost),
+      ),
+    spent: (key) =>
+      either(
+        () => shared.spent(key),
+        () => local.spent(key),
+      ),
+    close: () => shared.close?.() ?? Promise.resolve(),
+  };
+}

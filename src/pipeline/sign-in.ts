@@ -1,0 +1,124 @@
+import { hash } from 'node:crypto';
+import type { Plugin } from 'graphql-yoga';
+import { createLocalJWKSet, createRemoteJWKSet, errors, jwksCache, jwtVerify, type JWKSCacheInput, type JWTVerifyOptions } from 'jose';
+import { Budget, type BudgetSettings } from '../data/budget.js';
+import type { BudgetCounter } from '../data/budgets.js';
+import { gatewayError } from '../errors.js';
+import { bearerToken } from '../schema/context.js';
+import { requestState } from '../schema/request-state.js';
+
+/** The signatures accepted: RSA, P-256 and Ed25519 keys; never `none` nor a shared secret (HMAC). */
+export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
+/** How far `exp` and `nbf` may be off, for clocks that disagree a little. */
+export const CLOCK_TOLERANCE_S = 30;
+/** A token naming a key not kept makes one fetch of the JWKS at most this often (a rotated key is then found). */
+export const REFETCH_AFTER_MS = 5000;
+/** How long the identity provider has to answer. */
+const JWKS_TIMEOUT_MS = 5000;
+
+export interface SignInOptions {
+  jwksUrl: string;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+  subjectClaim: string;
+  budget: BudgetSettings;
+  budgets: BudgetCounter;
+  /** Told of every refusal, by reason (for /metrics: never the subject). */
+  onRefused?: (reason: Refusal) => void;
+}
+
+export type Refusal = 'missing' | 'invalid' | 'expired' | 'no_subject' | 'unavailable' | 'budget';
+
+type Verified = { subject: string } | { refused: Exclude<Refusal, 'budget'> };
+
+/**
+ * Verifies sign-in tokens with jose against the identity provider's JWKS: its keys fetched once
+ * and kept (refetched after 10 minutes, or for a key not kept, at most every REFETCH_AFTER_MS).
+ * When the provider cannot be reached, the keys it last published still verify what they signed.
+ */
+export function createVerifier(
+  options: Omit<SignInOptions, 'budget' | 'budgets' | 'onRefused'>,
+): (token: string | undefined) => Promise<Verified> {
+  const kept: JWKSCacheInput = {};
+  const remote = createRemoteJWKSet(new URL(options.jwksUrl), {
+    cooldownDuration: REFETCH_AFTER_MS,
+    timeoutDuration: JWKS_TIMEOUT_MS,
+    [jwksCache]: kept,
+  });
+  const checks: JWTVerifyOptions = {
+    algorithms: ALGORITHMS,
+    clockTolerance: CLOCK_TOLERANCE_S,
+    ...(options.issuer ? { issuer: options.issuer } : {}),
+    ...(options.audience ? { audience: options.audience } : {}),
+  };
+  const subjectOf = (payload: Record<string, unknown>): Verified => {
+    const subject = payload[options.subjectClaim];
+    return typeof subject === 'string' && subject.length > 0 ? { subject } : { refused: 'no_subject' };
+  };
+  return async (token) => {
+    if (!token) return { refused: 'missing' };
+    try {
+      return subjectOf((await jwtVerify(token, remote, checks)).payload);
+    } catch (error) {
+      if (!providerUnreachable(error)) return { refused: refusalOf(error) };
+      if (!('jwks' in kept)) return { refused: 'unavailable' };
+      try {
+        return subjectOf((await jwtVerify(token, createLocalJWKSet(kept.jwks), checks)).payload);
+      } catch (again) {
+        return { refused: again instanceof errors.JWKSNoMatchingKey ? 'unavailable' : refusalOf(again) };
+      }
+    }
+  };
+}
+
+/** jose could not get the key set: a time-out, a network error, a status other than 200, or a body that is no JWKS. */
+function providerUnreachable(error: unknown): boolean {
+  if (!(error instanceof errors.JOSEError)) return true;
+  return error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error.code === errors.JOSEError.code;
+}
+
+function refusalOf(error: unknown): 'invalid' | 'expired' {
+  return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
+}
+
+const MESSAGES: Record<Exclude<Refusal, 'budget' | 'unavailable'>, string> = {
+  missing: 'Falta el token de inicio de sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad.',
+  invalid: 'El token de inicio de sesión no es válido (firma, algoritmo, emisor, audiencia, vigencia o formato).',
+  expired: 'El token de inicio de sesión venció: inicie sesión de nuevo.',
+  no_subject: 'El token de inicio de sesión no dice quién es el usuario (falta la claim de AUTH_SUBJECT_CLAIM).',
+};
+
+/**
+ * Sign-in mode: every GraphQL request carries a JWT, verified before anything else runs (and
+ * so before any upstream call); the caller is then its subject, with a budget read once. A
+ * refusal answers the whole request: 401 with `WWW-Authenticate`, or 503 when the identity
+ * provider is out of reach.
+ */
+export function useSignIn(options: SignInOptions): Plugin {
+  const verify = createVerifier(options);
+  return {
+    onParams: async ({ request, setResult }) => {
+      const verified = await verify(bearerToken(request.headers.get('authorization')));
+      if ('subject' in verified) {
+        const state = requestState(request);
+        const budget = await Budget.open(options.budgets, verified.subject, options.budget, () => options.onRefused?.('budget'));
+        state.signedIn = { caller: hash('sha256', `subject:${verified.subject}`, 'base64url'), budget };
+        return;
+      }
+      options.onRefused?.(verified.refused);
+      setResult({
+        errors: [
+          verified.refused === 'unavailable'
+            ? gatewayError(
+                'AUTH_UNAVAILABLE',
+                'El proveedor de identidad no responde y ninguna clave guardada verifica el token; reintente en unos segundos.',
+                { extensions: { http: { status: 503, headers: { 'Retry-After': '5' } } } },
+              )
+            : gatewayError('UNAUTHENTICATED', MESSAGES[verified.refused], {
+                extensions: { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } } },
+              }),
+        ],
+      });
+    },
+  };
+}

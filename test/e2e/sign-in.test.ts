@@ -1,0 +1,160 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REFETCH_AFTER_MS } from '../../src/pipeline/sign-in.js';
+import { startStack, type Stack } from '../helpers.js';
+import { startIdentityProvider, type IdentityProvider } from '../idp.js';
+
+/** The plan's token: the only one the sandbox accepts, so a call with anything else would show. */
+const PLAN = 'plan-token-7f3a9c0e5b';
+const LOOKUP = '{ contribuyente(ruc: "20100123453") { ruc nombreORazonSocial } }';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const codeOf = (body: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => body.errors?.[0]?.extensions?.['code'];
+
+let idp: IdentityProvider;
+let stack: Stack;
+let rs: Awaited<ReturnType<IdentityProvider['addKey']>>;
+let es: Awaited<ReturnType<IdentityProvider['addKey']>>;
+let ed: Awaited<ReturnType<IdentityProvider['addKey']>>;
+
+beforeAll(async () => {
+  idp = await startIdentityProvider();
+  [rs, es, ed] = [await idp.addKey('RS256'), await idp.addKey('ES256'), await idp.addKey('EdDSA')];
+  stack = await startStack({
+    sandbox: { tokens: [{ token: PLAN, plan: 'pro', quota: 1_000_000 }] },
+    env: {
+      CACHE: 'on',
+      AUTH_JWKS_URL: idp.jwksUrl,
+      AUTH_ISSUER: idp.issuer,
+      AUTH_AUDIENCE: idp.audience,
+      UPSTREAM_TOKEN: PLAN,
+      BUDGET_QUERIES: '50',
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await idp?.close();
+});
+
+afterEach(() => stack.sandbox.reset());
+
+describe('sign-in mode: who may call', () => {
+  it('accepts RS256, ES256 and EdDSA tokens, and the upstream gets the plan token, never the JWT', async () => {
+    for (const [i, key] of [rs, es, ed].entries()) {
+      const jwt = await idp.sign(key, `user-alg-${i}`);
+      const answer = await stack.gql(LOOKUP, {}, { token: jwt, headers: { 'cache-control': 'no-cache' } });
+      expect(answer.status, key.alg).toBe(200);
+      expect(answer.body.errors, key.alg).toBeUndefined();
+    }
+    const calls = stack.sandbox.callsTo('/ruc');
+    expect(calls).toHaveLength(3);
+    for (const call of calls) expect(call.headers.authorization).toBe(`Bearer ${PLAN}`);
+  });
+
+  it('refuses every other token with 401, WWW-Authenticate and UNAUTHENTICATED, before any upstream call', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const good = await idp.sign(es, 'tamper-me');
+    const [h, p, s] = good.split('.');
+    const payload = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>;
+    const tampered = [h, Buffer.from(JSON.stringify({ ...payload, sub: 'someone-else' })).toString('base64url'), s].join('.');
+    const unpublished = await idp.addKey('ES256', { published: false });
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${p}.`;
+    // HS256 signed with the public key's text as its secret: the classic key-confusion attack.
+    const { createHmac } = await import('node:crypto');
+    const hsHeader = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: rs.kid })).toString('base64url');
+    const hsSig = createHmac('sha256', JSON.stringify(rs.jwk)).update(`${hsHeader}.${p}`).digest('base64url');
+    const refused: Record<string, string | null> = {
+      'no header': null,
+      'the plan token': PLAN,
+      garbage: 'not.a.jwt',
+      expired: await idp.sign(es, 'u', { exp: now - 120 }),
+      'not yet valid': await idp.sign(es, 'u', { nbf: now + 300 }),
+      'another issuer': await idp.sign(es, 'u', { iss: 'https://evil.example' }),
+      'another audience': await idp.sign(es, 'u', { aud: 'another-api' }),
+      'a key the JWKS does not hold': await idp.sign(unpublished, 'u'),
+      'a tampered payload': tampered,
+      'alg none': none,
+      HS256: `${hsHeader}.${p}.${hsSig}`,
+      'an RSA header on an EC key': await idp.sign(es, 'u', {}, { kid: rs.kid }).catch(() => 'x.y.z'),
+      'no subject': await idp.sign(es, undefined),
+    };
+    for (const [what, token] of Object.entries(refused)) {
+      const answer = await stack.gql(LOOKUP, {}, { token });
+      expect(answer.status, what).toBe(401);
+      expect(answer.headers.get('www-authenticate'), what).toBe('Bearer error="invalid_token"');
+      expect(codeOf(answer.body), what).toBe('UNAUTHENTICATED');
+      expect(answer.body.data, what).toBeUndefined();
+    }
+    expect(stack.sandbox.callCount).toBe(0);
+    // Within the clock tolerance (30 s), an expired token still passes.
+    const justExpired = await idp.sign(es, 'u', { exp: now - 10 });
+    expect((await stack.gql(LOOKUP, {}, { token: justExpired })).status).toBe(200);
+  });
+
+  it('serves the same RUC to a second user from the plan’s cache: no call, nothing spent', async () => {
+    const ruc = '20501234568';
+    const q = `{ contribuyente(ruc: "${ruc}") { ruc } }`;
+    const first = await stack.gql(q, {}, { token: await idp.sign(es, 'cache-a') });
+    expect((first.body.extensions?.['cost'] as { budget: { spent: number } }).budget.spent).toBe(1);
+    const second = await stack.gql(q, {}, { token: await idp.sign(rs, 'cache-b') });
+    const cost = second.body.extensions?.['cost'] as { cacheHits: number; budget: { spent: number; limit: number } };
+    expect(cost.cacheHits).toBe(1);
+    expect(cost.budget).toMatchObject({ spent: 0, limit: 50 });
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
+  });
+
+  it('accepts a rotated key without a restart, and a flood of unknown key ids costs the provider one fetch per few seconds', async () => {
+    expect((await stack.gql(LOOKUP, {}, { token: await idp.sign(es, 'rot') })).status).toBe(200);
+    const before = idp.fetches;
+    // Tokens naming keys the provider never published: refused, with one refetch at most.
+    const unknown = await idp.addKey('ES256', { published: false });
+    const flood = await Promise.all(
+      Array.from({ length: 30 }, async () => stack.gql(LOOKUP, {}, { token: await idp.sign(unknown, 'flood') })),
+    );
+    expect(flood.every((a) => a.status === 401)).toBe(true);
+    expect(idp.fetches - before).toBeLessThanOrEqual(1);
+    // The provider rotates: a new key in, the old one out.
+    const next = await idp.addKey('RS256');
+    idp.unpublish(es);
+    await sleep(REFETCH_AFTER_MS + 200);
+    const rotated = await stack.gql(LOOKUP, {}, { token: await idp.sign(next, 'rot') });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.errors).toBeUndefined();
+    idp.unpublish(next);
+    await idp.addKey('ES256').then((k) => (es = k));
+  });
+
+  it('keeps verifying with the kept keys while the provider is down; a token no kept key fits is AUTH_UNAVAILABLE, not a refusal', async () => {
+    const jwt = await idp.sign(rs, 'while-down');
+    expect((await stack.gql(LOOKUP, {}, { token: jwt })).status).toBe(200);
+    idp.down(true);
+    try {
+      await sleep(REFETCH_AFTER_MS + 200);
+      const kept = await stack.gql(LOOKUP, {}, { token: jwt });
+      expect(kept.status).toBe(200);
+      const stranger = await idp.addKey('ES256');
+      const unavailable = await stack.gql(LOOKUP, {}, { token: await idp.sign(stranger, 'while-down') });
+      expect(unavailable.status).toBe(503);
+      expect(unavailable.body.errors?.[0]?.extensions).toMatchObject({ code: 'AUTH_UNAVAILABLE', retryable: true });
+      expect(stack.sandbox.callsTo('/ruc').length).toBeLessThanOrEqual(1);
+    } finally {
+      idp.down(false);
+    }
+  });
+
+  it('counts refusals in /metrics by reason, with no subject in any label', async () => {
+    const text = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(text).toMatch(/gateway_sign_in_refusals_total\{reason="missing"\} [1-9]/);
+    expect(text).toMatch(/gateway_sign_in_refusals_total\{reason="expired"\} [1-9]/);
+    expect(text).toMatch(/gateway_sign_in_refusals_total\{reason="invalid"\} [1-9]/);
+    expect(text).not.toContain('cache-a');
+    expect(text).not.toContain('while-down');
+  });
+
+  it('never writes the plan token or a JWT in a log line', async () => {
+    const logs = stack.logs.join('');
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(PLAN);
+    expect(logs).not.toMatch(/eyJ[\w-]{10,}\.eyJ/);
+  });
+});
