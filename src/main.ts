@@ -46,28 +46,22 @@ async function main() {
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
   config = withUpstream(config, upstreamUrl, SANDBOX_TOKEN);
-  // GraphiQL's Headers pane: the sandbox's token, or in sign-in mode a sign-in token it made (else a placeholder).
-  const graphiqlToken = !sandbox
-    ? undefined
-    : !config.auth
-      ? SANDBOX_TOKEN
-      : sandbox.jwksUrl === config.auth.jwksUrl
-        ? await sandbox.signIn(SANDBOX_SUBJECT)
-        : undefined;
+  // GraphiQL's Headers pane: the sandbox's token, or in sign-in mode its sign-in token (else a placeholder).
+  const graphiqlToken = sandbox && (config.auth ? sandbox.signInToken : SANDBOX_TOKEN);
 
   if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
   return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);
 }
 
-/** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it. */
-async function startBuiltinSandbox(logger: Logger, signsIn: boolean): Promise<Sandbox> {
+/** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it (and, signing in, with what). */
+async function startBuiltinSandbox(logger: Logger, signsIn: boolean): Promise<Sandbox & { signInToken?: string | undefined }> {
   // Its record serves /__sandbox/stats and nothing else here: a short one.
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
+  const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
   const why = ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.';
-  const banner = sandboxBanner(sandbox.url, why, signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined);
   logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
-  process.stderr.write(banner);
-  return sandbox;
+  process.stderr.write(sandboxBanner(sandbox.url, why, signInToken));
+  return Object.assign(sandbox, { signInToken });
 }
 
 void main();

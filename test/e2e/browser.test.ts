@@ -1,7 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { spawnGateway, type SpawnedGateway } from '../helpers.js';
+import { startIdentityProvider, type IdentityProvider } from '../idp.js';
 
 /** Debian's Chromium (.ci/run installs it); playwright-core downloads nothing. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -73,3 +76,92 @@ describe('GraphiQL in a real browser', () => {
     expect(failed.filter((f) => f !== `${new URL('/graphql', gateway.url).href} net::ERR_ABORTED`)).toEqual([]);
   });
 });
+
+/** A frontend on another origin signs in with its identity provider and queries the gateway with urql. */
+describe('a browser app in sign-in mode (urql, another origin, CORS preflight)', () => {
+  let idp: IdentityProvider;
+  let sandbox: Sandbox;
+  let signedIn: SpawnedGateway | undefined;
+  const PLAN = 'plan-token-browser-5e81';
+
+  beforeAll(async () => {
+    idp = await startIdentityProvider();
+    const key = await idp.addKey('RS256');
+    sandbox = await startSandbox({ tokens: [{ token: PLAN, plan: 'pro', quota: 1000 }] });
+    signedIn = await spawnGateway(
+      {
+        UPSTREAM_URL: sandbox.url,
+        AUTH_JWKS_URL: idp.jwksUrl,
+        AUTH_ISSUER: idp.issuer,
+        AUTH_AUDIENCE: idp.audience,
+        UPSTREAM_TOKEN: PLAN,
+      },
+      availableParallelism(),
+    );
+    // The app's origin is the identity provider's server: its page, urql's modules, and its sign-in.
+    for (const [path, file] of Object.entries(URQL_MODULES)) idp.serve(path, 'text/javascript', readFileSync(file, 'utf8'));
+    idp.serve('/sign-in', 'application/json', JSON.stringify({ token: await idp.sign(key, 'browser-user') }));
+    idp.serve('/app.html', 'text/html', appPage(new URL('/graphql', signedIn.url).href));
+  }, 60_000);
+
+  afterAll(async () => {
+    await signedIn?.stop();
+    await sandbox?.close();
+    await idp?.close();
+  });
+
+  it(
+    'signs in, sends the JWT in Authorization, and renders the taxpayer; the upstream got the plan token',
+    { timeout: 60_000 },
+    async () => {
+      const page = await browser.newPage();
+      const preflights: string[] = [];
+      page.on('request', (r) => r.method() === 'OPTIONS' && preflights.push(r.url()));
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+      await page.goto(`${idp.issuer}/app.html`, { waitUntil: 'load' });
+      await page
+      .waitForFunction(() => document.getElementById('anonymous')?.textContent !== '…', undefined, { timeout: 30_000 })
+      .catch((error: Error) => {
+        throw new Error(`${error.message}: ${problems.join('; ')}`);
+      });
+      expect(await page.locator('#out').textContent()).toBe('COMERCIAL ANDINA S.A.C.');
+      expect(await page.locator('#anonymous').textContent()).toBe('UNAUTHENTICATED');
+      // Another origin, and a header no simple request may carry: Chromium sent the query only
+    // after a CORS preflight the gateway allowed (preflights are not shown to the page's events).
+    expect(new URL(idp.issuer).origin).not.toBe(new URL(signedIn!.url).origin);
+      expect(sandbox.callsTo('/ruc').map((c) => c.headers.authorization)).toEqual([`Bearer ${PLAN}`]);
+    },
+  );
+});
+
+/** urql's ES modules, as the app's import map names them. */
+const URQL_MODULES: Record<string, string> = {
+  '/m/urql-core.mjs': 'node_modules/@urql/core/dist/urql-core.mjs',
+  '/m/urql-core-chunk.mjs': 'node_modules/@urql/core/dist/urql-core-chunk.mjs',
+  '/m/wonka.mjs': 'node_modules/wonka/dist/wonka.mjs',
+  '/m/graphql.web.mjs': 'node_modules/@0no-co/graphql.web/dist/graphql.web.mjs',
+};
+
+function appPage(endpoint: string): string {
+  const imports = { '@urql/core': '/m/urql-core.mjs', wonka: '/m/wonka.mjs', '@0no-co/graphql.web': '/m/graphql.web.mjs' };
+  return `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="importmap">${JSON.stringify({ imports })}</script>
+<script>/* what a bundler would replace in urql's modules */ window.process = { env: { NODE_ENV: 'production' } };</script></head>
+<body><p id="out">…</p><p id="anonymous">…</p><script type="module">
+import { Client, cacheExchange, fetchExchange } from '@urql/core';
+const query = 'query Proveedor($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial } }';
+const { token } = await (await fetch('/sign-in')).json();
+const client = new Client({
+  url: ${JSON.stringify(endpoint)},
+  exchanges: [cacheExchange, fetchExchange],
+  fetchOptions: () => ({ headers: { authorization: 'Bearer ' + token } }),
+});
+const result = await client.query(query, { ruc: '20100123453' }).toPromise();
+document.getElementById('out').textContent = result.error ? 'ERROR ' + result.error.message : result.data.contribuyente.nombreORazonSocial;
+const anonymous = new Client({ url: ${JSON.stringify(endpoint)}, exchanges: [fetchExchange], preferGetMethod: false });
+const refused = await anonymous.query(query, { ruc: '20100123453' }).toPromise();
+document.getElementById('anonymous').textContent = refused.error?.graphQLErrors?.[0]?.extensions?.code ?? 'NO ERROR';
+</script></body></html>`;
+}

@@ -1,0 +1,237 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRIGGERS } from '../../src/sandbox/data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import {
+  postBodyOnce,
+  spawnGateway,
+  startRedis,
+  startStack,
+  unknownRucs,
+  type RedisServer,
+  type SpawnedGateway,
+  type Stack,
+} from '../helpers.js';
+import { startIdentityProvider, type IdentityProvider } from '../idp.js';
+
+const PLAN = 'plan-token-budgets-91c2d7';
+const LOOKUP = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
+const WORKERS = availableParallelism();
+type Key = Awaited<ReturnType<IdentityProvider['addKey']>>;
+
+let idp: IdentityProvider;
+let key: Key;
+const signIn = (subject: string) => idp.sign(key, subject);
+const lookup = (url: string, ruc: string, jwt: string) => postBodyOnce(url, { query: LOOKUP, variables: { r: ruc } }, { token: jwt });
+const codeOf = (a: { body: { errors?: readonly { extensions?: Record<string, unknown> }[] } }) => a.body.errors?.[0]?.extensions?.['code'];
+const callsFor = (sandbox: Sandbox, rucs: readonly string[]) =>
+  sandbox.callsTo('/ruc').filter((c) => rucs.includes((c.body as { ruc: string }).ruc)).length;
+
+function authEnv(sandbox: Sandbox, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    UPSTREAM_URL: sandbox.url,
+    AUTH_JWKS_URL: idp.jwksUrl,
+    AUTH_ISSUER: idp.issuer,
+    AUTH_AUDIENCE: idp.audience,
+    UPSTREAM_TOKEN: PLAN,
+    LOG_LEVEL: 'debug',
+    ...more,
+  };
+}
+
+beforeAll(async () => {
+  idp = await startIdentityProvider();
+  key = await idp.addKey('ES256');
+});
+afterAll(async () => {
+  await idp?.close();
+});
+
+describe(`npm start in sign-in mode (default workers: ${WORKERS}), BUDGET_QUERIES=3`, () => {
+  let sandbox: Sandbox;
+  let gateway: SpawnedGateway | undefined;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ tokens: [{ token: PLAN, plan: 'pro', quota: 1_000_000 }] });
+    gateway = await spawnGateway(authEnv(sandbox, { BUDGET_QUERIES: '3' }), WORKERS);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await sandbox?.close();
+  });
+
+  it('ten distinct lookups sent at once on a budget of 3 make at most 3 calls; the rest are BUDGET_EXCEEDED', async () => {
+    const jwt = await signIn('burst');
+    const rucs = unknownRucs(10, 71_000_000);
+    const answers = await Promise.all(rucs.map((ruc) => lookup(gateway!.url, ruc, jwt)));
+    expect(callsFor(sandbox, rucs)).toBeLessThanOrEqual(3);
+    const served = answers.filter((a) => codeOf(a) === 'DOCUMENT_NOT_FOUND');
+    const refused = answers.filter((a) => codeOf(a) === 'BUDGET_EXCEEDED');
+    expect(served.length).toBe(callsFor(sandbox, rucs));
+    expect(served.length + refused.length).toBe(10);
+    expect(refused.length).toBeGreaterThanOrEqual(7);
+    const error = refused[0]!.body.errors![0]!;
+    expect(error.extensions).toMatchObject({ retryable: false, budget: { limit: 3, spent: 3 } });
+    expect(Date.parse((error.extensions!['budget'] as { resetAt: string }).resetAt)).toBeGreaterThan(Date.now());
+    // What the plan paid for is served even now, for free, and the standing says so.
+    const again = await lookup(gateway!.url, '20100123453', await signIn('payer'));
+    expect(again.body.errors).toBeUndefined();
+    const hit = await lookup(gateway!.url, '20100123453', jwt);
+    expect(hit.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    expect(hit.body.extensions?.cost).toMatchObject({ queries: 0, cacheHits: 1, budget: { limit: 3, spent: 3 } });
+  });
+
+  it('over the budget, only the field that needs a call fails: the operation’s other fields still resolve', async () => {
+    const jwt = await signIn('mixed');
+    const rucs = unknownRucs(4, 72_000_000);
+    for (const ruc of rucs.slice(0, 3)) await lookup(gateway!.url, ruc, jwt);
+    const answer = await postBodyOnce(
+      gateway!.url,
+      {
+        query: `{ kept: contribuyente(ruc: "${rucs[0]}") { ruc } fresh: contribuyente(ruc: "${rucs[3]}") { ruc } ok: contribuyente(ruc: "20100123453") { ruc } }`,
+      },
+      { token: jwt },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual({ kept: null, fresh: null, ok: { ruc: '20100123453' } });
+    const byPath = Object.fromEntries(answer.body.errors!.map((e) => [e.path![0], e.extensions?.['code']]));
+    expect(byPath).toEqual({ kept: 'DOCUMENT_NOT_FOUND', fresh: 'BUDGET_EXCEEDED' });
+    expect(callsFor(sandbox, [rucs[3]!])).toBe(0);
+  });
+
+  it('gives back what certainly cost nothing: five calls refused unbilled leave the budget untouched', async () => {
+    const jwt = await signIn('refunded');
+    for (let i = 0; i < 5; i++) expect(codeOf(await lookup(gateway!.url, TRIGGERS.rejected.ruc, jwt))).toBe('INVALID_INPUT');
+    expect(callsFor(sandbox, [TRIGGERS.rejected.ruc])).toBeGreaterThanOrEqual(5);
+    const standing = (await lookup(gateway!.url, '20100123453', jwt)).body.extensions?.cost as unknown as { budget: { spent: number } };
+    expect(standing.budget.spent).toBe(0);
+  });
+
+  it('never writes the plan token or a JWT in a log line, on any worker', () => {
+    const output = gateway!.output();
+    expect(output).toContain('"msg":"operation"');
+    expect(output).not.toContain(PLAN);
+    expect(output).not.toMatch(/eyJ[\w-]{10,}\.eyJ/);
+  });
+});
+
+describe('sign-in mode will not start without the plan token', () => {
+  it('exits non-zero with a message naming UPSTREAM_TOKEN', async () => {
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:9', AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json' };
+    await expect(spawnGateway(env, WORKERS)).rejects.toThrow(/exited [1-9][\s\S]*UPSTREAM_TOKEN/);
+  });
+});
+
+describe('a budget shared by two instances over a real redis-server (default workers each)', () => {
+  let redis: RedisServer;
+  let sandbox: Sandbox;
+  let a: SpawnedGateway | undefined;
+  let b: SpawnedGateway | undefined;
+  beforeAll(async () => {
+    redis = await startRedis();
+    sandbox = await startSandbox({ tokens: [{ token: PLAN, plan: 'pro', quota: 1_000_000 }] });
+    // The second instance reads the plan token from a file, as a mounted secret.
+    const dir = mkdtempSync(join(tmpdir(), 'plan-'));
+    writeFileSync(join(dir, 'token'), `${PLAN}\n`);
+    const shared = { BUDGET_QUERIES: '4', REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-of-both-instances' };
+    a = await spawnGateway(authEnv(sandbox, shared), WORKERS);
+    const { UPSTREAM_TOKEN: _, ...withoutToken } = authEnv(sandbox, shared);
+    b = await spawnGateway({ ...withoutToken, UPSTREAM_TOKEN_FILE: join(dir, 'token') }, WORKERS);
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await sandbox?.close();
+    await redis?.stop();
+  });
+
+  it('serves 4 distinct lookups of one subject across both, not 8', async () => {
+    const jwt = await signIn('two-instances');
+    const rucs = unknownRucs(8, 73_000_000);
+    const answers = await Promise.all(rucs.map((ruc, i) => lookup((i % 2 ? b : a)!.url, ruc, jwt)));
+    expect(answers.filter((x) => codeOf(x) === 'DOCUMENT_NOT_FOUND').length).toBe(4);
+    expect(answers.filter((x) => codeOf(x) === 'BUDGET_EXCEEDED').length).toBe(4);
+    expect(callsFor(sandbox, rucs)).toBe(4);
+    for (const call of sandbox.calls) expect(call.headers.authorization).toBe(`Bearer ${PLAN}`);
+  });
+
+  it('with Redis down, each process counts on its own (logged), never worse than one process’s budget', async () => {
+    await redis.stop();
+    const jwt = await signIn('redis-down');
+    const rucs = unknownRucs(12, 74_000_000);
+    const answers = [];
+    for (const ruc of rucs) answers.push(await lookup(a!.url, ruc, jwt));
+    const served = answers.filter((x) => codeOf(x) === 'DOCUMENT_NOT_FOUND').length;
+    expect(served).toBeGreaterThanOrEqual(4);
+    expect(served).toBeLessThanOrEqual(4 * WORKERS);
+    expect(answers.filter((x) => codeOf(x) === 'BUDGET_EXCEEDED').length).toBe(12 - served);
+    expect(a!.output()).toMatch(/"op":"budget"/);
+    expect(a!.output() + b!.output()).not.toContain(PLAN);
+  });
+});
+
+describe('fairness per subject: one user’s flood does not keep another waiting for the upstream’s connections', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({
+      sandbox: { tokens: [{ token: PLAN, plan: 'pro', quota: 1_000_000 }], latencyMs: 200 },
+      env: {
+        AUTH_JWKS_URL: idp.jwksUrl,
+        AUTH_ISSUER: idp.issuer,
+        AUTH_AUDIENCE: idp.audience,
+        UPSTREAM_TOKEN: PLAN,
+        UPSTREAM_CONNECTIONS: '2',
+        BUDGET_QUERIES: '1000',
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('a second user’s lookup is answered within a few calls’ time while the first holds 96 calls in line', async () => {
+    const flooder = await signIn('flooder');
+    const rucs = unknownRucs(96, 75_000_000);
+    const flood = Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        stack.gql(`{ contribuyentes(rucs: ${JSON.stringify(rucs.slice(i * 8, i * 8 + 8))}) { ruc } }`, {}, { token: flooder }),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const started = performance.now();
+    const other = await stack.gql('{ contribuyente(ruc: "20100123453") { ruc } }', {}, { token: await signIn('patient') });
+    const tookMs = performance.now() - started;
+    expect(other.body.errors).toBeUndefined();
+    // With the plan token as the one caller it would wait behind the whole line: 96 calls × 200 ms ÷ 2.
+    expect(tookMs).toBeLessThan(3000);
+    await flood;
+  }, 30_000);
+});
+
+describe(`AUTH_JWKS_URL=sandbox npm start (default workers): sign-in mode in a minute`, () => {
+  let gateway: SpawnedGateway | undefined;
+  beforeAll(async () => {
+    gateway = await spawnGateway({ AUTH_JWKS_URL: 'sandbox', BUDGET_QUERIES: '2' }, WORKERS);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it('prints a ready sign-in token, puts it in GraphiQL’s Headers pane, and answers with it (not with a plan token)', async () => {
+    const jwt = /Authorization: Bearer (eyJ[\w.-]+)/.exec(gateway!.output())?.[1];
+    expect(jwt).toBeDefined();
+    const page = await (await fetch(gateway!.url, { headers: { accept: 'text/html' } })).text();
+    expect(page).toContain(`Bearer ${jwt}`);
+    const answer = await lookup(gateway!.url, '20100123453', jwt!);
+    expect(answer.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+    expect(answer.body.extensions?.cost).toMatchObject({ budget: { limit: 2, spent: 1 } });
+    expect(codeOf(await lookup(gateway!.url, '20100123453', 'sandbox-pro'))).toBe('UNAUTHENTICATED');
+    // Another subject's token, from the sandbox's sign-in route.
+    const sandboxUrl = /SAMPLE DATA .* from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway!.output())![1]!;
+    const { token } = (await (await fetch(`${sandboxUrl}/__sandbox/token?sub=ana`)).json()) as { token: string };
+    const ana = await lookup(gateway!.url, '20501234568', token);
+    expect(ana.body.extensions?.cost).toMatchObject({ budget: { limit: 2, spent: 1 } });
+  });
+});
