@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -155,6 +156,17 @@ describe('a budget shared by two instances over a real redis-server (default wor
     expect(answers.filter((x) => codeOf(x) === 'BUDGET_EXCEEDED').length).toBe(4);
     expect(callsFor(sandbox, rucs)).toBe(4);
     for (const call of sandbox.calls) expect(call.headers.authorization).toBe(`Bearer ${PLAN}`);
+    // Nothing in Redis names the plan token, the subject or the JWT in clear.
+    const inspect = new Redis(redis.url);
+    try {
+      const keys = await inspect.keys('*');
+      expect(keys.some((k) => k.includes(':budget:'))).toBe(true);
+      for (const k of keys) expect(k).not.toMatch(new RegExp(`${PLAN}|two-instances|eyJ`));
+      const values = await Promise.all(keys.map((k) => inspect.type(k).then((t) => (t === 'string' ? inspect.get(k) : ''))));
+      expect(values.join('\n')).not.toContain(PLAN);
+    } finally {
+      inspect.disconnect();
+    }
   });
 
   it('with Redis down, each process counts on its own (logged), never worse than one process’s budget', async () => {

@@ -8,6 +8,7 @@ import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { postBodyOnce, postOnce, spawnGateway, startRedis, unknownRucs, type RedisServer, type SpawnedGateway } from '../helpers.js';
 import { createHash } from 'node:crypto';
+import { startIdentityProvider } from '../idp.js';
 
 /**
  * REDIS_CLUSTER=on over a real Redis Cluster on loopback ports (three primaries, three
@@ -116,6 +117,39 @@ describe('REDIS_CLUSTER=on, three instances over three primaries and three repli
       expect(byHash.body.data).toEqual({ contribuyente: { ruc: TAXPAYERS[3]!.ruc } });
     }
   });
+
+  it('share one budget in sign-in mode: a subject’s budget of 4 serves 4 distinct lookups over two instances, not 8', async () => {
+    const idp = await startIdentityProvider();
+    const signedIn: SpawnedGateway[] = [];
+    try {
+      const key = await idp.addKey('EdDSA');
+      const env = {
+        UPSTREAM_URL: sandbox.url,
+        REDIS_URL: `redis://127.0.0.1:${(await roles())['slave'][0]!}`,
+        REDIS_CLUSTER: 'on',
+        CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
+        AUTH_JWKS_URL: idp.jwksUrl,
+        AUTH_ISSUER: idp.issuer,
+        AUTH_AUDIENCE: idp.audience,
+        UPSTREAM_TOKEN: 'sandbox-pro',
+        BUDGET_QUERIES: '4',
+      };
+      signedIn.push(...(await Promise.all([0, 1].map(() => spawnGateway(env, availableParallelism())))));
+      const jwt = await idp.sign(key, 'cluster-user');
+      const rucs = unknownRucs(8, 76_000_000);
+      sandbox.reset();
+      const answers = await Promise.all(
+        rucs.map((r, i) => postBodyOnce(signedIn[i % 2]!.url, { query: QUERY, variables: { r } }, { token: jwt })),
+      );
+      const codes = answers.map((a) => a.body.errors?.[0]?.extensions?.['code']);
+      expect(codes.filter((c) => c === 'DOCUMENT_NOT_FOUND')).toHaveLength(4);
+      expect(codes.filter((c) => c === 'BUDGET_EXCEEDED')).toHaveLength(4);
+      expect(sandbox.callsTo('/ruc')).toHaveLength(4);
+    } finally {
+      await Promise.all(signedIn.map((g) => g.stop()));
+      await idp.close();
+    }
+  }, 60_000);
 
   it('answer every lookup while a primary is killed and its replica takes over', async () => {
     const rucs = unknownRucs(60, 71_000_000);
