@@ -20,6 +20,8 @@ export interface Load {
   seconds?: number;
   /** How many distinct tokens the connections use (a BFF sends every end user's lookups under one). @default 16 */
   tokens?: number;
+  /** The bearer tokens themselves, instead of the sandbox's plan tokens (sign-in mode: one JWT per user). */
+  bearer?: readonly string[];
 }
 
 export interface Sample {
@@ -49,12 +51,12 @@ async function upstreamCalls(sandbox: Proc): Promise<number> {
  * Upstream calls per operation, exactly: 20 operations one after another, the sandbox's count
  * before and after. (Under load, calls still in flight when the clock stops blur the ratio.)
  */
-export async function callsPerOperation(target: Proc, sandbox: Proc, body: string, path = '/graphql'): Promise<number> {
+export async function callsPerOperation(target: Proc, sandbox: Proc, body: string, path = '/graphql', token = TOKENS[0]): Promise<number> {
   const n = 20;
   // Let the calls of the load before this one finish first: no new call for a whole second (a
   // process at full CPU may still be working through requests its clients have left).
   let before = await upstreamCalls(sandbox);
-  for (let quiet = 0; quiet < 4; ) {
+  for (let quiet = 0; quiet < 4;) {
     await new Promise((r) => setTimeout(r, 300));
     const now = await upstreamCalls(sandbox);
     quiet = now === before ? quiet + 1 : 0;
@@ -63,7 +65,7 @@ export async function callsPerOperation(target: Proc, sandbox: Proc, body: strin
   for (let i = 0; i < n; i++) {
     const res = await fetch(`${target.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS[0]}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body,
     });
     await res.arrayBuffer();
@@ -75,7 +77,7 @@ export async function load(target: Proc, sandbox: Proc, l: Load, seconds: number
   if (l.rate) return openLoop(target, sandbox, l, l.rate, seconds);
   const before = await upstreamCalls(sandbox);
   const cpuBefore = cpuMicros(target.pid);
-  const tokens = TOKENS.slice(0, l.tokens ?? TOKENS.length);
+  const tokens = l.bearer ?? TOKENS.slice(0, l.tokens ?? TOKENS.length);
   let client = 0;
   const result = await autocannon({
     url: `${target.url}${l.path ?? '/graphql'}`,

@@ -11,8 +11,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { callsPerOperation, load, type Load, type Sample } from './load.js';
+import { callsPerOperation, load, TOKENS, type Load, type Sample } from './load.js';
 import { peakRssMb, start, stopAll, type Proc } from './procs.js';
+import { SANDBOX_AUDIENCE, SANDBOX_JWKS_PATH } from '../src/config/auth.js';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const REPS = Number(process.env['BENCH_REPS'] ?? 5);
@@ -55,7 +56,8 @@ async function compare(systems: Proc[], sandbox: Proc, common: Load, each: Parti
   for (const [i, s] of systems.entries()) await load(s, sandbox, loads[i]!, WARMUP_SECONDS);
   // One system at a time: the sandbox counts every caller's calls.
   const exact: number[] = [];
-  for (const [i, s] of systems.entries()) exact.push(await callsPerOperation(s, sandbox, loads[i]!.body, loads[i]!.path));
+  for (const [i, s] of systems.entries())
+    exact.push(await callsPerOperation(s, sandbox, loads[i]!.body, loads[i]!.path, loads[i]!.bearer?.[0]));
   const samples: Sample[][] = systems.map(() => []);
   for (let rep = 0; rep < REPS; rep++) {
     for (const [i, s] of systems.entries()) samples[i]!.push(await load(s, sandbox, loads[i]!, loads[i]!.seconds ?? SECONDS));
@@ -154,6 +156,43 @@ async function threeWay(
   });
 }
 
+/**
+ * (a) in sign-in mode (AUTH_JWKS_URL, the sandbox as identity provider): each of 16 users with
+ * a JWT of their own, verified on every request, and a budget charged per call (in memory, one
+ * process), beside the same gateway passing the plan tokens through, in the same rounds.
+ */
+async function signedInRow(rows: Row[], node: string, s: Awaited<ReturnType<typeof systems>>, log: (m: string) => void) {
+  log('(a) signed in: one JWT per user, verified on every request');
+  const signedIn = await start(
+    'gateway-signed-in',
+    node,
+    'dist/src/main.js',
+    gatewayEnv(s.sandbox, {
+      AUTH_JWKS_URL: `${s.sandbox.url}${SANDBOX_JWKS_PATH}`,
+      AUTH_ISSUER: s.sandbox.url,
+      AUTH_AUDIENCE: SANDBOX_AUDIENCE,
+      UPSTREAM_TOKEN: TOKENS[0]!,
+      BUDGET_QUERIES: String(1_000_000_000),
+    }),
+  );
+  const jwts = await Promise.all(
+    TOKENS.map(async (_, i) => ((await (await fetch(`${s.sandbox.url}/__sandbox/token?sub=user-${i}`)).json()) as { token: string }).token),
+  );
+  const scenario = '(a) contribuyente, 50 conn, signed in';
+  const [pass, signed] = await compare([s.gateway, signedIn], s.sandbox, { body: BODIES.contribuyente, connections: 50 }, [
+    {},
+    { bearer: jwts },
+  ]);
+  rows.push({ scenario, system: 'gateway (pass-through, beside)', sample: pass! });
+  rows.push({
+    scenario,
+    system: 'gateway (sign-in mode, 16 users)',
+    sample: signed!,
+    target: `${(signed!.rps / pass!.rps).toFixed(2)} of pass-through; verification and budget: ${signed!.cpuUs - pass!.cpuUs} µs of CPU per request`,
+  });
+  await signedIn.stop();
+}
+
 async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
   const rows: Row[] = [];
 
@@ -169,6 +208,7 @@ async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
     '>= 0.8 of Mercurius',
     (g, m) => g.rps >= 0.8 * m.rps,
   );
+  await signedInRow(rows, node, s, log);
   if (before) {
     // This build and the one before, alternating in the same rounds, in (a) and (c).
     for (const [scenario, body] of [

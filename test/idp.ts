@@ -67,11 +67,14 @@ export async function startIdentityProvider(audience = 'registro-gateway-test'):
     },
     unpublish: (key) => void published.delete(key.kid),
     sign: (key, subject, claims = {}, header = {}) => {
-      const jwt = new SignJWT({ iss: base, aud: audience, ...claims })
+      const jwt = new SignJWT(
+        Object.fromEntries(Object.entries({ iss: base, aud: audience, ...claims }).filter(([, v]) => v !== undefined)),
+      )
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...header })
         .setIssuedAt();
       if (subject !== undefined) jwt.setSubject(subject);
-      if (claims.exp === undefined) jwt.setExpirationTime('1h');
+      // `exp: undefined` given on purpose: a token that never expires.
+      if (!('exp' in claims)) jwt.setExpirationTime('1h');
       return jwt.sign(key.privateKey);
     },
     down: (value) => void (isDown = value),

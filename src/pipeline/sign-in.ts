@@ -1,6 +1,16 @@
 import { hash } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwksCache, jwtVerify, type JWKSCacheInput, type JWTVerifyOptions } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  jwksCache,
+  jwtVerify,
+  type JWKSCacheInput,
+  type JWTPayload,
+  type JWTVerifyOptions,
+} from 'jose';
+import { LRUCache } from 'lru-cache';
 import { Budget, type BudgetSettings } from '../data/budget.js';
 import type { BudgetCounter } from '../data/budgets.js';
 import { gatewayError } from '../errors.js';
@@ -13,8 +23,17 @@ export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 export const CLOCK_TOLERANCE_S = 30;
 /** A token naming a key not kept makes one fetch of the JWKS at most this often (a rotated key is then found). */
 export const REFETCH_AFTER_MS = 5000;
+/** How long fetched keys are used before they are fetched again (a key the provider dropped then goes too). */
+export const KEYS_KEPT_MS = 10 * 60_000;
 /** How long the identity provider has to answer. */
 const JWKS_TIMEOUT_MS = 5000;
+/**
+ * How long a token once verified is taken again without a signature check (never past its
+ * `exp`): verifying each request was most of sign-in mode's cost (docs/performance.md).
+ */
+export const VERIFIED_FOR_MS = 60_000;
+/** Tokens remembered as verified, at most (by a hash of each: never the token itself). */
+const MAX_VERIFIED = 10_000;
 
 export interface SignInOptions {
   jwksUrl: string;
@@ -38,32 +57,42 @@ type Verified = { subject: string } | { refused: Exclude<Refusal, 'budget'> };
  */
 export function createVerifier(
   options: Omit<SignInOptions, 'budget' | 'budgets' | 'onRefused'>,
+  keysKeptMs = KEYS_KEPT_MS,
 ): (token: string | undefined) => Promise<Verified> {
   const kept: JWKSCacheInput = {};
   const remote = createRemoteJWKSet(new URL(options.jwksUrl), {
     cooldownDuration: REFETCH_AFTER_MS,
+    cacheMaxAge: keysKeptMs,
     timeoutDuration: JWKS_TIMEOUT_MS,
     [jwksCache]: kept,
   });
   const checks: JWTVerifyOptions = {
     algorithms: ALGORITHMS,
     clockTolerance: CLOCK_TOLERANCE_S,
+    // A sign-in token that never expires is refused.
+    requiredClaims: ['exp'],
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
   };
-  const subjectOf = (payload: Record<string, unknown>): Verified => {
+  const verified = new LRUCache<string, { subject: string; until: number }>({ max: MAX_VERIFIED, ttlAutopurge: false });
+  const subjectOf = (key: string, payload: JWTPayload): Verified => {
     const subject = payload[options.subjectClaim];
-    return typeof subject === 'string' && subject.length > 0 ? { subject } : { refused: 'no_subject' };
+    if (typeof subject !== 'string' || subject.length === 0) return { refused: 'no_subject' };
+    verified.set(key, { subject, until: Math.min(Date.now() + VERIFIED_FOR_MS, (payload.exp! + CLOCK_TOLERANCE_S) * 1000) });
+    return { subject };
   };
   return async (token) => {
     if (!token) return { refused: 'missing' };
+    const key = hash('sha256', token, 'base64url');
+    const known = verified.get(key);
+    if (known && Date.now() < known.until) return { subject: known.subject };
     try {
-      return subjectOf((await jwtVerify(token, remote, checks)).payload);
+      return subjectOf(key, (await jwtVerify(token, remote, checks)).payload);
     } catch (error) {
       if (!providerUnreachable(error)) return { refused: refusalOf(error) };
       if (!('jwks' in kept)) return { refused: 'unavailable' };
       try {
-        return subjectOf((await jwtVerify(token, createLocalJWKSet(kept.jwks), checks)).payload);
+        return subjectOf(key, (await jwtVerify(token, createLocalJWKSet(kept.jwks), checks)).payload);
       } catch (again) {
         return { refused: again instanceof errors.JWKSNoMatchingKey ? 'unavailable' : refusalOf(again) };
       }

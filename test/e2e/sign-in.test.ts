@@ -1,4 +1,7 @@
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Tracing } from '../../src/telemetry/tracing.js';
+import { SIGN_IN_PLACEHOLDER } from '../../src/http/graphiql.js';
 import { REFETCH_AFTER_MS } from '../../src/pipeline/sign-in.js';
 import { startStack, type Stack } from '../helpers.js';
 import { startIdentityProvider, type IdentityProvider } from '../idp.js';
@@ -9,6 +12,7 @@ const LOOKUP = '{ contribuyente(ruc: "20100123453") { ruc nombreORazonSocial } }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const codeOf = (body: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => body.errors?.[0]?.extensions?.['code'];
 
+const exporter = new InMemorySpanExporter();
 let idp: IdentityProvider;
 let stack: Stack;
 let rs: Awaited<ReturnType<IdentityProvider['addKey']>>;
@@ -28,6 +32,7 @@ beforeAll(async () => {
       UPSTREAM_TOKEN: PLAN,
       BUDGET_QUERIES: '50',
     },
+    app: { tracing: new Tracing(new SimpleSpanProcessor(exporter)) },
   });
 });
 
@@ -77,6 +82,7 @@ describe('sign-in mode: who may call', () => {
       HS256: `${hsHeader}.${p}.${hsSig}`,
       'an RSA header on an EC key': await idp.sign(es, 'u', {}, { kid: rs.kid }).catch(() => 'x.y.z'),
       'no subject': await idp.sign(es, undefined),
+      'no exp': await idp.sign(es, 'u', { exp: undefined }),
     };
     for (const [what, token] of Object.entries(refused)) {
       const answer = await stack.gql(LOOKUP, {}, { token });
@@ -130,7 +136,8 @@ describe('sign-in mode: who may call', () => {
     idp.down(true);
     try {
       await sleep(REFETCH_AFTER_MS + 200);
-      const kept = await stack.gql(LOOKUP, {}, { token: jwt });
+      // A token not seen before (none of its verification remembered), signed by a kept key.
+      const kept = await stack.gql(LOOKUP, {}, { token: await idp.sign(rs, 'while-down-2') });
       expect(kept.status).toBe(200);
       const stranger = await idp.addKey('ES256');
       const unavailable = await stack.gql(LOOKUP, {}, { token: await idp.sign(stranger, 'while-down') });
@@ -149,6 +156,22 @@ describe('sign-in mode: who may call', () => {
     expect(text).toMatch(/gateway_sign_in_refusals_total\{reason="invalid"\} [1-9]/);
     expect(text).not.toContain('cache-a');
     expect(text).not.toContain('while-down');
+  });
+
+  it('tells a GraphiQL user what to paste in the Headers pane, and serves GraphiQL without a token', async () => {
+    const res = await fetch(`${stack.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain(`Bearer ${SIGN_IN_PLACEHOLDER.replace('<', '\\u003c')}`);
+    expect(page).not.toContain(PLAN);
+  });
+
+  it('never puts the plan token or a JWT in a span', () => {
+    const spans = exporter.getFinishedSpans();
+    expect(spans.length).toBeGreaterThan(2);
+    const dump = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })));
+    expect(dump).not.toContain(PLAN);
+    expect(dump).not.toMatch(/eyJ[\w-]{10,}/);
   });
 
   it('never writes the plan token or a JWT in a log line', async () => {
