@@ -82,7 +82,7 @@ export function createApp(config: Config, options: AppOptions): App {
     upstream,
     store,
     apqStore,
-    budgets: config.auth ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
+    budgets: config.auth?.budget ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
     metrics,
     tracing,
     lookups: createLookups(config, upstream, store, metrics),
@@ -194,7 +194,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     useCsrfPrevention(),
     useNoNullOrigin(),
     // Sign-in mode: the caller's JWT verified and its budget read, before any other work (src/pipeline/sign-in.ts).
-    ...(config.auth && budgets ? [useSignIn({ ...config.auth, budgets, onRefused: (reason) => metrics.signInRefused(reason) })] : []),
+    ...(config.auth ? [useSignIn({ ...config.auth, budgets, onRefused: (reason) => metrics.signInRefused(reason) })] : []),
     // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
     ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.

@@ -41,8 +41,8 @@ export const AuthEnv = z.object({
       return z.NEVER;
     })
     .optional(),
-  /** Plan queries one subject may spend per BUDGET_WINDOW_MS, in sign-in mode. @default 1000 */
-  BUDGET_QUERIES: z.coerce.number().int().min(1).max(1_000_000_000).default(1000),
+  /** Plan queries one subject may spend per BUDGET_WINDOW_MS, in sign-in mode. @default unset: no budget */
+  BUDGET_QUERIES: z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   /** The budget's window; windows start at multiples of it since the epoch (a day: at 00:00 UTC). @default 86400000 (24 h) */
   BUDGET_WINDOW_MS: z.coerce
     .number()
@@ -87,7 +87,8 @@ export function authOf(env: z.output<typeof AuthEnv>) {
     subjectClaim: env.AUTH_SUBJECT_CLAIM,
     /** Unset only for `sandbox` until main fills it with the sandbox's token. */
     planToken: env.UPSTREAM_TOKEN ?? env.UPSTREAM_TOKEN_FILE,
-    budget: { queries: env.BUDGET_QUERIES, windowMs: env.BUDGET_WINDOW_MS },
+    /** Undefined: no budget (BUDGET_QUERIES unset). */
+    budget: env.BUDGET_QUERIES === undefined ? undefined : { queries: env.BUDGET_QUERIES, windowMs: env.BUDGET_WINDOW_MS },
   };
 }
 

@@ -225,7 +225,8 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
 
 /** `cost`, with the signed-in subject's budget as it stands (sign-in mode). */
 function withStanding<C extends object>(cost: C, state: RequestState | undefined): C {
-  return state?.signedIn ? Object.assign(cost, { budget: state.signedIn.budget.standing() }) : cost;
+  const budget = state?.signedIn?.budget;
+  return budget ? Object.assign(cost, { budget: budget.standing() }) : cost;
 }
 
 /**

@@ -40,8 +40,9 @@ export interface SignInOptions {
   issuer?: string | undefined;
   audience?: string | undefined;
   subjectClaim: string;
-  budget: BudgetSettings;
-  budgets: BudgetCounter;
+  /** Each subject's budget; undefined: none (BUDGET_QUERIES unset). */
+  budget: BudgetSettings | undefined;
+  budgets: BudgetCounter | undefined;
   /** Told of every refusal, by reason (for /metrics: never the subject). */
   onRefused?: (reason: Refusal) => void;
 }
@@ -130,7 +131,8 @@ export function useSignIn(options: SignInOptions): Plugin {
       const verified = await verify(bearerToken(request.headers.get('authorization')));
       if ('subject' in verified) {
         const state = requestState(request);
-        const budget = await Budget.open(options.budgets, verified.subject, options.budget, () => options.onRefused?.('budget'));
+        const { budget: settings, budgets } = options;
+        const budget = settings && budgets && (await Budget.open(budgets, verified.subject, settings, () => options.onRefused?.('budget')));
         state.signedIn = { caller: hash('sha256', `subject:${verified.subject}`, 'base64url'), budget };
         return;
       }

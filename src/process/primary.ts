@@ -87,7 +87,7 @@ function answerTheWorkers(config: Config, setup: WorkerSetup): AggregatorRegistr
   // Persisted queries meet here too, unless in Redis.
   if (!config.cache.redisUrl) serveApqToWorkers(memoryApqStore(config.persistedQueries));
   // And the signed-in subjects' budgets, unless in Redis.
-  if (config.auth && !config.cache.redisUrl) serveBudgetsToWorkers(memoryBudgets());
+  if (config.auth?.budget && !config.cache.redisUrl) serveBudgetsToWorkers(memoryBudgets());
   // /metrics in a cluster: the worker that gets the scrape asks here (or the operations port
   // is here), and prom-client gathers every worker's registry into one text.
   const aggregator = new AggregatorRegistry();

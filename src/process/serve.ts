@@ -44,7 +44,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
     ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
     store: createStore(config, { logger, metrics, clusterWorker: cluster.isWorker }),
     ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
-    ...(cluster.isWorker && !config.cache.redisUrl && config.auth ? { budgets: workerBudgets(logger, metrics) } : {}),
+    ...(cluster.isWorker && !config.cache.redisUrl && config.auth?.budget ? { budgets: workerBudgets(logger, metrics) } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
   // A worker's readiness is asked by its primary, which serves the operations port; alone, this process serves it.

@@ -7,7 +7,8 @@ import type { Budget } from '../data/budget.js';
 export interface SignedIn {
   /** Stands for the subject where callers take turns (a hash: never the subject itself). */
   readonly caller: string;
-  readonly budget: Budget;
+  /** Undefined when there are no budgets (BUDGET_QUERIES unset). */
+  readonly budget: Budget | undefined;
 }
 
 /** What one HTTP request did, gathered by plugins and the context, read by the log line. */
