@@ -167,12 +167,8 @@ const HTTP_REFUSALS: Record<HttpRefusal, { code: ErrorCode; message?: string }> 
 
 /** The GraphQL error for an upstream failure, located where the failing field was. */
 export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLError): GraphQLError {
-  const { code, message: mappedMessage } = mapUpstream(error);
-  // A chunk's error keeps its own message (which receipts) and its `receipts`.
-  const receipts = located?.extensions?.['receipts'];
-  const message = receipts ? located!.message : mappedMessage;
+  const { code, message } = mapUpstream(error);
   const extensions: Record<string, unknown> = {
-    ...(receipts ? { receipts } : {}),
     code,
     retryable:
       error.upstreamRetryable ?? (error instanceof UpstreamInvalidResponseError ? error.retryable : RETRYABLE_BY_DEFAULT.has(code)),
@@ -181,34 +177,27 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
     extensions['retryAfterSeconds'] = error.retryAfterSeconds;
   if (error.upstreamCode) extensions['upstreamCode'] = error.upstreamCode;
   if (error.status !== undefined) extensions['upstreamStatus'] = error.status;
-  return new GraphQLError(message, {
-    nodes: located?.nodes,
-    source: located?.source,
-    positions: located?.positions,
-    path: located?.path,
-    originalError: error,
-    extensions,
-  });
+  return placed(error, located, message, extensions);
 }
 
 /** A call the signed-in caller's budget could not pay for, located where the failing field was. */
 export function budgetError(error: BudgetExceededError, located?: GraphQLError): GraphQLError {
   const { spent, limit, resetAt } = error.standing;
-  const message = located?.extensions?.['receipts']
-    ? located.message
-    : `Se agotó su presupuesto: ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
-  return new GraphQLError(message, {
+  const message = `Se agotó su presupuesto: ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
+  const code: ErrorCode = 'BUDGET_EXCEEDED';
+  return placed(error, located, message, { code, retryable: false, budget: error.standing });
+}
+
+/** `error` as a GraphQL error where `located` was; a chunk's error keeps its own message (which receipts) and its `receipts`. */
+function placed(error: Error, located: GraphQLError | undefined, message: string, extensions: Record<string, unknown>): GraphQLError {
+  const receipts = located?.extensions?.['receipts'];
+  return new GraphQLError(receipts ? located!.message : message, {
     nodes: located?.nodes,
     source: located?.source,
     positions: located?.positions,
     path: located?.path,
     originalError: error,
-    extensions: {
-      ...(located?.extensions?.['receipts'] ? { receipts: located.extensions['receipts'] } : {}),
-      code: 'BUDGET_EXCEEDED' satisfies ErrorCode,
-      retryable: false,
-      budget: error.standing,
-    },
+    extensions: receipts ? { receipts, ...extensions } : extensions,
   });
 }
 
