@@ -3,10 +3,14 @@
 export type ErrorCode =
   /** La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs). */
   | 'ALIAS_LIMIT_EXCEEDED'
+  /** Con AUTH_JWKS_URL: el proveedor de identidad no responde y ninguna clave guardada verifica el JWT (HTTP 503, sin llamar al servicio). Reintentable. */
+  | 'AUTH_UNAVAILABLE'
   /** La petición HTTP no es una petición GraphQL válida (cuerpo, método o tipo de contenido). */
   | 'BAD_REQUEST'
   /** Las variables no tienen el tipo que declara la operación. */
   | 'BAD_USER_INPUT'
+  /** Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); extensions.budget dice cuándo se renueva. */
+  | 'BUDGET_EXCEEDED'
   /** La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada. */
   | 'COST_LIMIT_EXCEEDED'
   /** Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403). */
@@ -51,7 +55,7 @@ export type ErrorCode =
   | 'SECRET_IN_DOCUMENT'
   /** El documento supera MAX_TOKENS. */
   | 'TOKEN_LIMIT_EXCEEDED'
-  /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401). */
+  /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio). */
   | 'UNAUTHENTICATED'
   /** El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx. */
   | 'UPSTREAM_ERROR'
