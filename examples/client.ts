@@ -15,7 +15,14 @@ import { EjemploDocument, ValidarComprobantesDocument } from '../operations/gene
 export interface GatewayError {
   message: string;
   path?: (string | number)[];
-  extensions: { code: ErrorCode; retryable: boolean; upstreamCode?: string; retryAfterSeconds?: number };
+  extensions: {
+    code: ErrorCode;
+    retryable: boolean;
+    upstreamCode?: string;
+    retryAfterSeconds?: number;
+    /** BUDGET_EXCEEDED (sign-in mode): the user's standing. */
+    budget?: { limit: number; spent: number; resetAt: string };
+  };
 }
 
 export interface Cost {
@@ -76,6 +83,10 @@ export function advice(error: GatewayError): string {
     case 'OVERLOADED':
     case 'REQUEST_TIMEOUT':
       return 'try again in a second';
+    case 'AUTH_UNAVAILABLE':
+      return 'the sign-in provider is out of reach: try again in a few seconds';
+    case 'BUDGET_EXCEEDED':
+      return `your budget is spent until ${error.extensions.budget?.resetAt ?? 'the window ends'}`;
     case 'NOT_FOUND':
       return 'send operations to /graphql';
     case 'OPERATION_NOT_SUPPORTED':

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFETCH_AFTER_MS } from '../../src/pipeline/sign-in.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import {
@@ -61,6 +62,28 @@ describe(`npm start in sign-in mode (default workers: ${WORKERS}), BUDGET_QUERIE
   afterAll(async () => {
     await gateway?.stop();
     await sandbox?.close();
+  });
+
+  it('refuses, on every worker, a request without a valid JWT with 401 before any call, and takes a rotated key', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const stranger = await idp.addKey('ES256', { published: false });
+    const refused = [null, PLAN, 'garbage', await idp.sign(key, 'u', { exp: now - 120 }), await idp.sign(stranger, 'u')];
+    sandbox.reset();
+    const answers = await Promise.all(
+      refused.flatMap((token) =>
+        Array.from({ length: 2 * WORKERS }, () =>
+          postBodyOnce(gateway!.url, { query: LOOKUP, variables: { r: '20100123453' } }, { token }),
+        ),
+      ),
+    );
+    for (const a of answers) expect([a.status, codeOf(a)]).toEqual([401, 'UNAUTHENTICATED']);
+    expect(sandbox.callCount).toBe(0);
+    // The provider rotates its key: each worker finds the new one without a restart.
+    const next = await idp.addKey('EdDSA');
+    await new Promise((r) => setTimeout(r, REFETCH_AFTER_MS + 200));
+    const jwt = await idp.sign(next, 'rotated');
+    const rotated = await Promise.all(Array.from({ length: 2 * WORKERS }, () => lookup(gateway!.url, '20100123453', jwt)));
+    for (const a of rotated) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
   });
 
   it('ten distinct lookups sent at once on a budget of 3 make at most 3 calls; the rest are BUDGET_EXCEEDED', async () => {
