@@ -183,7 +183,7 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
 /** A call the signed-in caller's budget could not pay for, located where the failing field was. */
 export function budgetError(error: BudgetExceededError, located?: GraphQLError): GraphQLError {
   const { spent, limit, resetAt } = error.standing;
-  const message = `Se agotó su presupuesto: ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
+  const message = `Su presupuesto no alcanza: esta llamada cuesta ${error.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
   const code: ErrorCode = 'BUDGET_EXCEEDED';
   return placed(error, located, message, { code, retryable: false, budget: error.standing });
 }

@@ -10,7 +10,8 @@ export function corsOptions(config: Pick<Config, 'corsOrigins'>): CORSOptions {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
-    exposedHeaders: ['x-request-id'],
+    // What a browser app reads of a refusal: when to retry, and that its sign-in token was refused.
+    exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate'],
     // The token travels in a header, never a cookie, so no credentials mode is needed.
     credentials: false,
     maxAge: 600,

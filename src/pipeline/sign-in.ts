@@ -111,6 +111,10 @@ function refusalOf(error: unknown): 'invalid' | 'expired' {
   return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
 }
 
+const UNAVAILABLE_MESSAGE = 'El proveedor de identidad no responde y ninguna clave guardada verifica el token; reintente en unos segundos.';
+/** When to try again after AUTH_UNAVAILABLE: the provider's keys are asked again after REFETCH_AFTER_MS. */
+const RETRY_AFTER_S = Math.ceil(REFETCH_AFTER_MS / 1000);
+
 const MESSAGES: Record<Exclude<Refusal, 'budget' | 'unavailable'>, string> = {
   missing: 'Falta el token de inicio de sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad.',
   invalid: 'El token de inicio de sesión no es válido (firma, algoritmo, emisor, audiencia, vigencia o formato).',
@@ -127,7 +131,7 @@ const MESSAGES: Record<Exclude<Refusal, 'budget' | 'unavailable'>, string> = {
 export function useSignIn(options: SignInOptions): Plugin {
   const verify = createVerifier(options);
   return {
-    onParams: async ({ request, setResult }) => {
+    onParams: async ({ request }) => {
       const verified = await verify(bearerToken(request.headers.get('authorization')));
       if ('subject' in verified) {
         const state = requestState(request);
@@ -137,19 +141,14 @@ export function useSignIn(options: SignInOptions): Plugin {
         return;
       }
       options.onRefused?.(verified.refused);
-      setResult({
-        errors: [
-          verified.refused === 'unavailable'
-            ? gatewayError(
-                'AUTH_UNAVAILABLE',
-                'El proveedor de identidad no responde y ninguna clave guardada verifica el token; reintente en unos segundos.',
-                { extensions: { http: { status: 503, headers: { 'Retry-After': '5' } } } },
-              )
-            : gatewayError('UNAUTHENTICATED', MESSAGES[verified.refused], {
-                extensions: { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } } },
-              }),
-        ],
-      });
+      // Thrown, not set as the result: no later hook (persisted documents) may answer instead.
+      throw verified.refused === 'unavailable'
+        ? gatewayError('AUTH_UNAVAILABLE', UNAVAILABLE_MESSAGE, {
+            extensions: { retryAfterSeconds: RETRY_AFTER_S, http: { status: 503, headers: { 'Retry-After': String(RETRY_AFTER_S) } } },
+          })
+        : gatewayError('UNAUTHENTICATED', MESSAGES[verified.refused], {
+            extensions: { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } } },
+          });
     },
   };
 }

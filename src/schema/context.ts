@@ -46,8 +46,9 @@ export function bearerToken(header: string | null): string | undefined {
 
 export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing, planToken }: ContextOptions) {
   const limits = { maxReceipts, concurrency };
-  // Every signed-in caller shares the plan's answers: one cache key for all of them.
+  // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
+  const planId = planToken === undefined ? undefined : hash('sha256', planToken, 'base64url');
   return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
     const state = requestState(request);
     const signedIn = state.signedIn;
@@ -59,6 +60,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       token,
       // Signed in, the subject; else the cache key's hash of the token when there is one, or a one-shot hash(), cheaper than createHash().
       caller: signedIn?.caller ?? tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),
+      throttledAs: signedIn && planId,
       budget: signedIn?.budget,
       signal: res ? new ClientGone(res) : undefined,
       tokenKey,

@@ -216,7 +216,7 @@ export class UpstreamClient {
     if (refused) return Promise.reject(refused);
     const caller = ctx.caller ?? '';
     // The caller's token is throttled: the call waits it out without a call, or is refused at once.
-    const throttled = this.#throttles.before(caller, req.path, deadlineAt);
+    const throttled = this.#throttles.before(ctx.throttledAs ?? caller, req.path, deadlineAt);
     if (throttled && 'refusal' in throttled) return Promise.reject(throttled.refusal);
     if (throttled) return sleep(throttled.waitMs).then(() => this.#call(route, req, token, ctx, attempt, timeoutMs, deadlineAt));
     if (this.#share.enter(caller))
@@ -292,7 +292,7 @@ export class UpstreamClient {
           }
           report(isUpstreamError(error) ? error.status : undefined, error);
           ctx.refusals?.note(error);
-          this.#throttles.note(caller, error);
+          this.#throttles.note(ctx.throttledAs ?? caller, error);
           throw error;
         },
       );

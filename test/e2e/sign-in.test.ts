@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Tracing } from '../../src/telemetry/tracing.js';
 import { SIGN_IN_PLACEHOLDER } from '../../src/http/graphiql.js';
 import { REFETCH_AFTER_MS } from '../../src/pipeline/sign-in.js';
+import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startStack, type Stack } from '../helpers.js';
 import { startIdentityProvider, type IdentityProvider } from '../idp.js';
 
@@ -172,6 +173,34 @@ describe('sign-in mode: who may call', () => {
     const dump = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })));
     expect(dump).not.toContain(PLAN);
     expect(dump).not.toMatch(/eyJ[\w-]{10,}/);
+  });
+
+  it('refuses a persisted query’s hash without a JWT with the same 401: no other answer says whether the hash is known', async () => {
+    const hashed = { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } };
+    for (const token of [null, 'garbage']) {
+      const res = await fetch(`${stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(hashed),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(codeOf((await res.json()) as { errors?: { extensions?: Record<string, unknown> }[] })).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  // Last of the calls: it leaves the plan throttled for 30 s.
+  it('holds the upstream’s throttling against the plan, which every user’s calls carry: another user waits it out with no call', async () => {
+    const first = await stack.gql(
+      `{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`,
+      {},
+      { token: await idp.sign(es, 'throttled-a') },
+    );
+    expect(codeOf(first.body)).toBe('RATE_LIMITED');
+    const calls = stack.sandbox.callCount;
+    const other = await stack.gql('{ contribuyente(ruc: "20603456786") { ruc } }', {}, { token: await idp.sign(es, 'throttled-b') });
+    expect(other.body.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
+    expect(stack.sandbox.callCount).toBe(calls);
   });
 
   it('never writes the plan token or a JWT in a log line', async () => {
