@@ -25,6 +25,8 @@ export interface IdentityProvider {
   sign(key: Key, subject: string | undefined, claims?: JWTPayload & { exp?: number }, header?: Record<string, unknown>): Promise<string>;
   /** While down, the JWKS answers 503. */
   down(isDown: boolean): void;
+  /** While hanging, the JWKS never answers. */
+  hang(isHanging: boolean): void;
   /** A page or anything else served at `path` (a browser test's sign-in page). */
   serve(path: string, contentType: string, body: string): void;
   close(): Promise<void>;
@@ -37,12 +39,14 @@ export async function startIdentityProvider(audience = 'registro-gateway-test'):
   const pages = new Map<string, { contentType: string; body: string }>();
   let fetches = 0;
   let isDown = false;
+  let isHanging = false;
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const page = pages.get(path);
     if (page) return void res.writeHead(200, { 'content-type': page.contentType }).end(page.body);
     if (path !== '/jwks.json') return void res.writeHead(404).end();
     fetches++;
+    if (isHanging) return;
     if (isDown) return void res.writeHead(503).end('down');
     const jwks = { keys: keys.filter((k) => published.has(k.kid)).map((k) => k.jwk) };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
@@ -78,6 +82,7 @@ export async function startIdentityProvider(audience = 'registro-gateway-test'):
       return jwt.sign(key.privateKey);
     },
     down: (value) => void (isDown = value),
+    hang: (value) => void (isHanging = value),
     serve: (path, contentType, body) => void pages.set(path, { contentType, body }),
     close: () =>
       new Promise<void>((resolve) => {

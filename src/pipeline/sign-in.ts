@@ -6,6 +6,7 @@ import {
   errors,
   jwksCache,
   jwtVerify,
+  type JSONWebKeySet,
   type JWKSCacheInput,
   type JWTPayload,
   type JWTVerifyOptions,
@@ -54,7 +55,7 @@ type Verified = { subject: string } | { refused: Exclude<Refusal, 'budget'> };
 /**
  * Verifies sign-in tokens with jose against the identity provider's JWKS: its keys fetched once
  * and kept (refetched after 10 minutes, or for a key not kept, at most every REFETCH_AFTER_MS).
- * When the provider cannot be reached, the keys it last published still verify what they signed.
+ * When the provider cannot be reached or hangs, the keys it last published still verify what they signed.
  */
 export function createVerifier(
   options: Omit<SignInOptions, 'budget' | 'budgets' | 'onRefused'>,
@@ -67,10 +68,10 @@ export function createVerifier(
     timeoutDuration: JWKS_TIMEOUT_MS,
     [jwksCache]: kept,
   });
+  // A sign-in token that never expires is refused.
   const checks: JWTVerifyOptions = {
     algorithms: ALGORITHMS,
     clockTolerance: CLOCK_TOLERANCE_S,
-    // A sign-in token that never expires is refused.
     requiredClaims: ['exp'],
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
@@ -82,22 +83,43 @@ export function createVerifier(
     verified.set(key, { subject, until: Math.min(Date.now() + VERIFIED_FOR_MS, (payload.exp! + CLOCK_TOLERANCE_S) * 1000) });
     return { subject };
   };
+  const keptKeys = localSetOf(kept);
+  let nextRefetch = 0;
   return async (token) => {
     if (!token) return { refused: 'missing' };
     const key = hash('sha256', token, 'base64url');
     const known = verified.get(key);
     if (known && Date.now() < known.until) return { subject: known.subject };
+    // Keys due for a refetch: the kept ones verify now while the provider is asked in the
+    // background, at most every REFETCH_AFTER_MS, so a provider that hangs or is down delays nobody.
+    const stale = remote.fresh ? undefined : keptKeys();
+    if (stale) {
+      if (!remote.reloading && performance.now() >= nextRefetch) {
+        nextRefetch = performance.now() + REFETCH_AFTER_MS;
+        remote.reload().catch(() => undefined);
+      }
+      try {
+        return subjectOf(key, (await jwtVerify(token, stale, checks)).payload);
+      } catch (error) {
+        // A key not kept is the provider's to say, as below; anything else is the token's fault.
+        if (!(error instanceof errors.JWKSNoMatchingKey)) return { refused: refusalOf(error) };
+      }
+    }
     try {
       return subjectOf(key, (await jwtVerify(token, remote, checks)).payload);
     } catch (error) {
-      if (!providerUnreachable(error)) return { refused: refusalOf(error) };
-      if (!('jwks' in kept)) return { refused: 'unavailable' };
-      try {
-        return subjectOf(key, (await jwtVerify(token, createLocalJWKSet(kept.jwks), checks)).payload);
-      } catch (again) {
-        return { refused: again instanceof errors.JWKSNoMatchingKey ? 'unavailable' : refusalOf(again) };
-      }
+      return { refused: providerUnreachable(error) ? 'unavailable' : refusalOf(error) };
     }
+  };
+}
+
+/** The keys jose last fetched (its `jwksCache`), as a local set, made again only when they change. */
+function localSetOf(kept: JWKSCacheInput): () => ReturnType<typeof createLocalJWKSet> | undefined {
+  let local: { jwks: JSONWebKeySet; set: ReturnType<typeof createLocalJWKSet> } | undefined;
+  return () => {
+    if (!('jwks' in kept)) return undefined;
+    if (local?.jwks !== kept.jwks) local = { jwks: kept.jwks, set: createLocalJWKSet(kept.jwks) };
+    return local.set;
   };
 }
 

@@ -51,10 +51,9 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
   const planId = planToken === undefined ? undefined : hash('sha256', planToken, 'base64url');
   return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
     const state = requestState(request);
-    const signedIn = state.signedIn;
+    const { signedIn, span } = state;
     // In sign-in mode the plan pays, and only for a caller whose JWT was verified (src/pipeline/sign-in.ts).
     const token = planToken === undefined ? bearerToken(request.headers.get('authorization')) : signedIn && planToken;
-    const span = tracing ? state.span : undefined;
     const tokenKey = planToken === undefined ? lookups.tokenKey(token) : signedIn && planKey;
     const call: LookupCaller = {
       token,

@@ -24,6 +24,8 @@ describe('the sign-in verifier (jose, against a real JWKS server on loopback)', 
       await sleep(Math.max(1100, REFETCH_AFTER_MS + 100));
       // Due for a refetch, which fails: the kept key still verifies a token it signed.
       expect(await verify(await idp.sign(key, 'second'))).toEqual({ subject: 'second' });
+      // And the provider was asked again, in the background.
+      for (let i = 0; i < 50 && idp.fetches === fetched; i++) await sleep(20);
       expect(idp.fetches).toBeGreaterThan(fetched);
       // One no kept key fits cannot be judged: unavailable, not refused.
       const stranger = await idp.addKey('ES256');
@@ -32,6 +34,23 @@ describe('the sign-in verifier (jose, against a real JWKS server on loopback)', 
       expect(await verify(await idp.sign(key, 'late', { exp: Math.floor(Date.now() / 1000) - 120 }))).toEqual({ refused: 'expired' });
     } finally {
       idp.down(false);
+    }
+  });
+
+  it('does not keep anyone waiting for a provider that hangs: the kept keys verify while it is asked in the background', async () => {
+    const key = await idp.addKey('ES256');
+    const verify = createVerifier({ jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience, subjectClaim: 'sub' }, 1000);
+    expect(await verify(await idp.sign(key, 'before'))).toEqual({ subject: 'before' });
+    idp.hang(true);
+    try {
+      await sleep(1100);
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        expect(await verify(await idp.sign(key, `during-${i}`))).toEqual({ subject: `during-${i}` });
+        expect(performance.now() - started).toBeLessThan(500);
+      }
+    } finally {
+      idp.hang(false);
     }
   });
 
