@@ -55,20 +55,22 @@ export class Budget {
     return new Budget(counter, key, settings.queries, (window + 1) * settings.windowMs, spent, onRefused);
   }
 
-  /** Takes `cost` before a call is sent, or throws BudgetExceededError (the call is then not sent). */
-  async charge(cost: number): Promise<void> {
+  /**
+   * Takes `cost` before a call is sent, or throws BudgetExceededError (the call is then not
+   * sent). Resolves with how to give back what the call certainly did not cost.
+   */
+  async charge(cost: number): Promise<(back: number) => void> {
     const charged = await this.counter.charge(this.key, cost, this.limit, this.resetAt - Date.now() + KEPT_PAST_WINDOW_MS);
     this.#spent = charged.spent;
-    if (charged.taken) return;
-    this.onRefused?.();
-    throw new BudgetExceededError(this.standing(), cost);
-  }
-
-  /** Gives back what a call certainly did not cost. */
-  refund(cost: number): void {
-    this.#spent = Math.max(0, this.#spent - cost);
-    // A lost refund costs the subject `cost` of its budget, never the plan a query.
-    this.counter.refund(this.key, cost).catch(() => undefined);
+    if (!charged.taken) {
+      this.onRefused?.();
+      throw new BudgetExceededError(this.standing(), cost);
+    }
+    return (back) => {
+      this.#spent = Math.max(0, this.#spent - back);
+      // A lost refund costs the subject `back` of its budget, never the plan a query.
+      charged.refund(back).catch(() => undefined);
+    };
   }
 
   standing(): Standing {
@@ -92,7 +94,7 @@ export async function paidFor<T, C extends Observed>(
   run: (ctx: C) => Promise<T>,
 ): Promise<T> {
   if (!budget) return run(ctx);
-  await budget.charge(cost);
+  const refund = await budget.charge(cost);
   let billed = 0;
   const observing: C = {
     ...ctx,
@@ -104,6 +106,6 @@ export async function paidFor<T, C extends Observed>(
   try {
     return await run(observing);
   } finally {
-    if (billed < cost) budget.refund(cost - billed);
+    if (billed < cost) refund(cost - billed);
   }
 }

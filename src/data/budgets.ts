@@ -7,6 +7,11 @@ export interface Charged {
   spent: number;
 }
 
+/** A charge, and how to give back part of it to the very count that took it (never below zero). */
+export interface Charge extends Charged {
+  refund(cost: number): Promise<void>;
+}
+
 /**
  * Where the subjects' budgets are counted: one count per key (a subject in a window), each
  * charge taken only when it keeps the count within the limit, in one step, so that concurrent
@@ -14,9 +19,7 @@ export interface Charged {
  */
 export interface BudgetCounter {
   /** Adds `cost` to `key` unless the count would pass `limit`; the key lasts `ttlMs`. */
-  charge(key: string, cost: number, limit: number, ttlMs: number): Promise<Charged>;
-  /** Takes back `cost` from `key` (a call that certainly cost nothing); never below zero. */
-  refund(key: string, cost: number): Promise<void>;
+  charge(key: string, cost: number, limit: number, ttlMs: number): Promise<Charge>;
   /** The count of `key` (0 when none). */
   spent(key: string): Promise<number>;
   close?(): Promise<void>;
@@ -25,21 +28,23 @@ export interface BudgetCounter {
 /** Subjects counted at once in one process's memory, at most; the oldest windows go first. */
 const MAX_SUBJECTS = 100_000;
 
-/** One process's counts (or a cluster primary's, which its workers ask). */
-export function memoryBudgets(): BudgetCounter {
+/** One process's counts (or a cluster primary's, which its workers ask: by key, for their refunds too). */
+export function memoryBudgets(): BudgetCounter & { refund(key: string, cost: number): Promise<void> } {
   const counts = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+  const refund = (key: string, back: number) => {
+    const now = counts.get(key);
+    if (now !== undefined) counts.set(key, Math.max(0, now - back), { noUpdateTTL: true });
+    return Promise.resolve();
+  };
   return {
     charge: (key, cost, limit, ttlMs) => {
       const spent = counts.get(key) ?? 0;
-      if (spent + cost > limit) return Promise.resolve({ taken: false, spent });
+      const back = (c: number) => refund(key, c);
+      if (spent + cost > limit) return Promise.resolve({ taken: false, spent, refund: back });
       counts.set(key, spent + cost, counts.has(key) ? { noUpdateTTL: true } : { ttl: ttlMs });
-      return Promise.resolve({ taken: true, spent: spent + cost });
+      return Promise.resolve({ taken: true, spent: spent + cost, refund: back });
     },
-    refund: (key, cost) => {
-      const spent = counts.get(key);
-      if (spent !== undefined) counts.set(key, Math.max(0, spent - cost), { noUpdateTTL: true });
-      return Promise.resolve();
-    },
+    refund,
     spent: (key) => Promise.resolve(counts.get(key) ?? 0),
   };
 }
@@ -65,9 +70,8 @@ export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): Bud
   return {
     charge: async (key, cost, limit, ttlMs) => {
       const [taken, spent] = (await redis.eval(CHARGE, 1, key, cost, limit, ttlMs)) as [number, number];
-      return { taken: taken === 1, spent };
+      return { taken: taken === 1, spent, refund: async (back) => void (await redis.eval(REFUND, 1, key, back)) };
     },
-    refund: async (key, cost) => void (await redis.eval(REFUND, 1, key, cost)),
     spent: async (key) => Number((await redis.get(key)) ?? 0),
     close: async () => void (await redis.quit().catch(() => redis.disconnect())),
   };
@@ -76,7 +80,9 @@ export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): Bud
 /**
  * A shared counter (Redis, or the cluster's primary) with this process's own behind it: while
  * the shared one fails or does not answer within `timeoutMs`, each process counts on its own,
- * so a budget is never worse than one process's; `onProblem` hears of every such time.
+ * so a budget is never worse than one process's; `onProblem` hears of every such time. A
+ * refund goes to the count that took the charge. A shared answer that comes after the time-out
+ * still counts there: the charge is then counted twice, never missed.
  */
 export function withLocalCount(
   shared: BudgetCounter,
@@ -101,11 +107,6 @@ export function withLocalCount(
       either(
         () => shared.charge(key, cost, limit, ttlMs),
         () => local.charge(key, cost, limit, ttlMs),
-      ),
-    refund: (key, cost) =>
-      either(
-        () => shared.refund(key, cost),
-        () => local.refund(key, cost),
       ),
     spent: (key) =>
       either(

@@ -1,4 +1,4 @@
-import type { BudgetCounter, Charged } from '../data/budgets.js';
+import type { BudgetCounter, Charged, memoryBudgets } from '../data/budgets.js';
 import { answerWorkers, askPrimary } from '../data/ipc.js';
 
 const CHARGE = 'budget-charge';
@@ -11,21 +11,24 @@ const SPENT = 'budget-spent';
  */
 export function clusterBudgets(): BudgetCounter {
   return {
-    charge: (key, cost, limit, ttlMs) => askPrimary<Charged>(CHARGE, { key, cost, limit, ttlMs }),
-    refund: (key, cost) => askPrimary<void>(REFUND, { key, cost }),
+    charge: async (key, cost, limit, ttlMs) => ({
+      ...(await askPrimary<Charged>(CHARGE, { key, cost, limit, ttlMs })),
+      refund: (back) => askPrimary<void>(REFUND, { key, cost: back }),
+    }),
     spent: (key) => askPrimary<number>(SPENT, { key }),
   };
 }
 
 /** The primary's side: its own counter answers every worker. */
-export function serveBudgetsToWorkers(counter: BudgetCounter): void {
-  answerWorkers(CHARGE, (payload) => {
+export function serveBudgetsToWorkers(counter: ReturnType<typeof memoryBudgets>): void {
+  answerWorkers(CHARGE, async (payload) => {
     const { key, cost, limit, ttlMs } = payload as { key: string; cost: number; limit: number; ttlMs: number };
-    return counter.charge(key, cost, limit, ttlMs);
+    const { taken, spent } = await counter.charge(key, cost, limit, ttlMs);
+    return { taken, spent } satisfies Charged;
   });
-  answerWorkers(REFUND, (payload) => {
+  answerWorkers(REFUND, async (payload) => {
     const { key, cost } = payload as { key: string; cost: number };
-    return counter.refund(key, cost);
+    await counter.refund(key, cost);
   });
   answerWorkers(SPENT, (payload) => counter.spent((payload as { key: string }).key));
 }
