@@ -49,6 +49,12 @@ async function main() {
   // GraphiQL's Headers pane: the sandbox's token, or in sign-in mode its sign-in token (else a placeholder).
   const graphiqlToken = sandbox && (config.auth ? sandbox.signInToken : SANDBOX_TOKEN);
 
+  // A shared key set (Firebase's serves every project) takes any issuer's or audience's token unless they are checked.
+  if (config.auth && (!config.auth.issuer || !config.auth.audience)) {
+    logger.warn(
+      'AUTH_JWKS_URL without AUTH_ISSUER or AUTH_AUDIENCE: any token its keys signed is taken; set both (NODE_ENV=production requires them)',
+    );
+  }
   if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
   return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);
 }

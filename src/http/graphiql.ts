@@ -31,7 +31,8 @@ const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
 # Token: pestaña "Headers" (abajo):
 #   { "Authorization": "Bearer <su token>" }
 # Con el sandbox (sin UPSTREAM_URL) ya está puesto el
-# token "${SANDBOX_TOKEN}".
+# token "${SANDBOX_TOKEN}", o, con AUTH_JWKS_URL=sandbox,
+# un token de inicio de sesión (JWT) del usuario "demo".
 #
 # Cada llamada al servicio consume consultas del plan;
 # lo repetido en una operación se consulta una sola vez.

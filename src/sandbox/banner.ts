@@ -1,4 +1,4 @@
-import { DEFAULT_TOKENS, LICENCES, TAXPAYERS, TRIGGERS } from './data.js';
+import { DEFAULT_TOKENS, LICENCES, SANDBOX_TOKEN, TAXPAYERS, TRIGGERS } from './data.js';
 
 /** What a person starting the sandbox must read: sample data only, and what to ask it with. */
 export function sandboxBanner(url: string, why: string, signInToken?: string): string {
@@ -6,7 +6,7 @@ export function sandboxBanner(url: string, why: string, signInToken?: string): s
     ? [
         ' AUTH_JWKS_URL=sandbox: send a sign-in token (JWT), not a plan token. One for "demo", a day long:',
         `   Authorization: Bearer ${signInToken}`,
-        ` Another subject's: curl ${url}/__sandbox/token?sub=ana`,
+        ` Another subject's (the sandbox's own port): curl -s ${url}/__sandbox/token?sub=ana`,
       ]
     : [];
   return [
@@ -15,7 +15,9 @@ export function sandboxBanner(url: string, why: string, signInToken?: string): s
     ` SANDBOX:${why}`,
     ` It serves SAMPLE DATA (invented taxpayers and licences) from ${url}.`,
     ' Set UPSTREAM_URL=https://api.apiperu.dev to use the real service.',
-    ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
+    signInToken
+      ? ` Sandbox plan tokens (the gateway sends ${SANDBOX_TOKEN} itself; callers send the sign-in token below):`
+      : ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
     ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
     ` Sample RUCs: ${TAXPAYERS.slice(0, 4)
       .map((t) => t.ruc)

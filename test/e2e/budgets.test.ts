@@ -136,15 +136,25 @@ describe(`npm start in sign-in mode (default workers: ${WORKERS}), BUDGET_QUERIE
   it('never writes the plan token or a JWT in a log line, on any worker', () => {
     const output = gateway!.output();
     expect(output).toContain('"msg":"operation"');
+    expect(output).not.toContain('without AUTH_ISSUER');
     expect(output).not.toContain(PLAN);
     expect(output).not.toMatch(/eyJ[\w-]{10,}\.eyJ/);
   });
 });
 
-describe('sign-in mode will not start without the plan token', () => {
+describe('sign-in mode will not start without the plan token, and warns without an issuer and audience', () => {
   it('exits non-zero with a message naming UPSTREAM_TOKEN', async () => {
     const env = { UPSTREAM_URL: 'http://127.0.0.1:9', AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks.json' };
     await expect(spawnGateway(env, WORKERS)).rejects.toThrow(/exited [1-9][\s\S]*UPSTREAM_TOKEN/);
+  });
+
+  it('says at start that any token the keys signed is taken when AUTH_ISSUER or AUTH_AUDIENCE is unset', async () => {
+    const gateway = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:9', AUTH_JWKS_URL: idp.jwksUrl, UPSTREAM_TOKEN: PLAN }, WORKERS);
+    try {
+      expect(gateway.output()).toMatch(/"level":40.*AUTH_JWKS_URL without AUTH_ISSUER or AUTH_AUDIENCE/);
+    } finally {
+      await gateway.stop();
+    }
   });
 });
 
