@@ -152,12 +152,10 @@ function appPage(endpoint: string): string {
 <body><p id="out">…</p><p id="anonymous">…</p><script type="module">
 import { Client, cacheExchange, fetchExchange } from '@urql/core';
 const query = 'query Proveedor($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial } }';
-const { token } = await (await fetch('/sign-in')).json();
-const client = new Client({
-  url: ${JSON.stringify(endpoint)},
-  exchanges: [cacheExchange, fetchExchange],
-  fetchOptions: () => ({ headers: { authorization: 'Bearer ' + token } }),
-});
+const currentJwt = async () => (await (await fetch('/sign-in')).json()).token;
+// As the README's snippets: each request carries the user's current sign-in token.
+const signedIn = async (url, init) => fetch(url, { ...init, headers: { ...init?.headers, authorization: 'Bearer ' + (await currentJwt()) } });
+const client = new Client({ url: ${JSON.stringify(endpoint)}, exchanges: [cacheExchange, fetchExchange], fetch: signedIn });
 const result = await client.query(query, { ruc: '20100123453' }).toPromise();
 document.getElementById('out').textContent = result.error ? 'ERROR ' + result.error.message : result.data.contribuyente.nombreORazonSocial;
 const anonymous = new Client({ url: ${JSON.stringify(endpoint)}, exchanges: [fetchExchange], preferGetMethod: false });
