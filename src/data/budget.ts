@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { UpstreamCallInfo } from '../upstream/client.js';
 import type { BudgetCounter } from './budgets.js';
 import { KEY_PREFIX } from './lookups.js';
@@ -47,10 +46,10 @@ export class Budget {
     this.#spent = spent;
   }
 
-  /** The budget of `subject` (kept under a hash of it, never in clear), read once. */
-  static async open(counter: BudgetCounter, subject: string, settings: BudgetSettings, onRefused?: () => void): Promise<Budget> {
+  /** The budget of the subject `subjectId` stands for (a hash of it, never the subject in clear), read once. */
+  static async open(counter: BudgetCounter, subjectId: string, settings: BudgetSettings, onRefused?: () => void): Promise<Budget> {
     const window = Math.floor(Date.now() / settings.windowMs);
-    const key = `${KEY_PREFIX}budget:{${hash('sha256', subject, 'base64url')}}:${window}`;
+    const key = `${KEY_PREFIX}budget:{${subjectId}}:${window}`;
     const spent = await counter.spent(key);
     return new Budget(counter, key, settings.queries, (window + 1) * settings.windowMs, spent, onRefused);
   }

@@ -120,33 +120,21 @@ export class CachedLookups {
   }
 
   ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
-    return this.#lookup(
-      'ruc',
-      ruc,
-      ctx,
-      paid(REST.ruc, ctx, (c) => this.#client.ruc(ruc, c)),
-    );
+    return this.#lookup('ruc', ruc, ctx, (c) => this.#client.ruc(ruc, c));
   }
 
   rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {
-    return this.#lookup(
-      'rucSunat',
-      ruc,
-      ctx,
-      paid(REST.rucSunat, ctx, (c) => this.#client.rucSunat(ruc, c)),
-    );
+    return this.#lookup('rucSunat', ruc, ctx, (c) => this.#client.rucSunat(ruc, c));
   }
 
   licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
-    return this.#lookup(
-      'licencia',
-      numLicencia,
-      ctx,
-      paid(REST.licencia, ctx, (c) => this.#client.licencia(numLicencia, c)),
-    );
+    return this.#lookup('licencia', numLicencia, ctx, (c) => this.#client.licencia(numLicencia, c));
   }
 
-  #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
+  /** `call`, paid from the caller's budget at the price list's cost of `op` when it has one, through the cache. */
+  #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, call: (ctx: LookupCaller) => Promise<T>): Promise<T> {
+    const budget = ctx.budget;
+    const fetch = budget ? () => paidFor(budget, PLAN_COST[REST[op]], ctx, call) : () => call(ctx);
     // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
     if (!this.#store && !ctx.onLookupStart) return fetch();
     return this.#observed(op, key, ctx, fetch);
@@ -273,12 +261,6 @@ export class CachedLookups {
       if (entry && 'failure' in entry) refusals.note(upstreamErrorFrom(entry.failure));
     }));
   }
-}
-
-/** The call of a lookup, paid from the caller's budget at the price list's cost when it has one. */
-function paid<T>(path: keyof typeof PLAN_COST, ctx: LookupCaller, call: (ctx: LookupCaller) => Promise<T>): () => Promise<T> {
-  const budget = ctx.budget;
-  return budget ? () => paidFor(budget, PLAN_COST[path], ctx, call) : () => call(ctx);
 }
 
 const rejectedKey = (tokenKey: string) => `${KEY_PREFIX}{rejected:${tokenKey}}`;

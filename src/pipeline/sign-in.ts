@@ -158,8 +158,10 @@ export function useSignIn(options: SignInOptions): Plugin {
       if ('subject' in verified) {
         const state = requestState(request);
         const { budget: settings, budgets } = options;
-        const budget = settings && budgets && (await Budget.open(budgets, verified.subject, settings, () => options.onRefused?.('budget')));
-        state.signedIn = { caller: hash('sha256', `subject:${verified.subject}`, 'base64url'), budget };
+        // The subject stands as one hash, where callers take turns and in its budget's key: never in clear.
+        const caller = hash('sha256', verified.subject, 'base64url');
+        const budget = settings && budgets && (await Budget.open(budgets, caller, settings, () => options.onRefused?.('budget')));
+        state.signedIn = { caller, budget };
         return;
       }
       options.onRefused?.(verified.refused);

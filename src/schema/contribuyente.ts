@@ -14,6 +14,9 @@ function siNo(flag: string | null | undefined): boolean | null {
   return flag === 'SI' ? true : flag === 'NO' ? false : null;
 }
 
+/** The record's SI/NO flags. */
+type SiNoKey = 'es_agente_de_retencion' | 'es_buen_contribuyente' | 'es_agente_de_percepcion' | 'es_agente_de_percepcion_combustible';
+
 /** The place fields both records carry (a natural person's come back empty: null here). */
 const PLACE = {
   direccionCompleta: 'Dirección completa, con departamento, provincia y distrito.',
@@ -45,48 +48,37 @@ export const ContribuyenteDetalle = builder.objectRef<Received<RucSunatRecord>>(
 
 export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyente').implement({
   description: 'Resumen del contribuyente (REST: POST /ruc, padrón reducido de SUNAT).',
-  fields: (t) => ({
-    ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
-    nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
-    estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
-    condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
-    direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección.' }),
-    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
-    departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región).' }),
-    provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
-    distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
-    ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
-    esAgenteDeRetencion: t.boolean({
-      nullable: true,
-      description: 'Agente de retención: "SI" -> true, "NO" -> false, otro valor -> null.',
-      resolve: (r) => siNo(r.es_agente_de_retencion),
-    }),
-    esBuenContribuyente: t.boolean({
-      nullable: true,
-      description: 'Buen contribuyente: "SI" -> true, "NO" -> false, otro valor -> null.',
-      resolve: (r) => siNo(r.es_buen_contribuyente),
-    }),
-    esAgenteDePercepcion: t.boolean({
-      nullable: true,
-      description: 'Agente de percepción: "SI" -> true, "NO" -> false, otro valor -> null.',
-      resolve: (r) => siNo(r.es_agente_de_percepcion),
-    }),
-    esAgenteDePercepcionCombustible: t.boolean({
-      nullable: true,
-      description: 'Agente de percepción de combustible: "SI" -> true, "NO" -> false, otro valor -> null.',
-      resolve: (r) => siNo(r.es_agente_de_percepcion_combustible),
-    }),
-    consultadoEn: t.string({ description: CONSULTADO_EN, resolve: consultadoEn }),
-    detalle: t.field({
-      type: ContribuyenteDetalle,
-      nullable: true,
-      ...billed(
-        'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
-        { weight: PLAN_COST[REST.rucSunat], key: checkRuc },
-      ),
-      resolve: (r, _args, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))), ctx, info),
-    }),
-  }),
+  fields: (t) => {
+    /** A SI/NO flag of the record as a Boolean, its rule said once. */
+    const siNoField = (what: string, key: SiNoKey) =>
+      t.boolean({ nullable: true, description: `${what}: "SI" -> true, "NO" -> false, otro valor -> null.`, resolve: (r) => siNo(r[key]) });
+    return {
+      ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
+      nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
+      estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
+      condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
+      direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección.' }),
+      direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
+      departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región).' }),
+      provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
+      distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
+      ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
+      esAgenteDeRetencion: siNoField('Agente de retención', 'es_agente_de_retencion'),
+      esBuenContribuyente: siNoField('Buen contribuyente', 'es_buen_contribuyente'),
+      esAgenteDePercepcion: siNoField('Agente de percepción', 'es_agente_de_percepcion'),
+      esAgenteDePercepcionCombustible: siNoField('Agente de percepción de combustible', 'es_agente_de_percepcion_combustible'),
+      consultadoEn: t.string({ description: CONSULTADO_EN, resolve: consultadoEn }),
+      detalle: t.field({
+        type: ContribuyenteDetalle,
+        nullable: true,
+        ...billed(
+          'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
+          { weight: PLAN_COST[REST.rucSunat], key: checkRuc },
+        ),
+        resolve: (r, _args, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))), ctx, info),
+      }),
+    };
+  },
 });
 
 builder.queryFields((t) => ({
