@@ -3,7 +3,6 @@ import { DEFAULTS } from '../config.js';
 import { PLAN_COST, queriesSpent } from './billing.js';
 import { isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { z } from 'zod';
 import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
 import { Throttles } from './throttles.js';
@@ -12,10 +11,10 @@ import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableErr
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { isRetryable, withRetries } from './retry.js';
 import {
-  LicenciaRecordSchema,
-  RucRecordSchema,
-  RucSunatRecordSchema,
-  ValidacionRecordSchema,
+  readLicenciaRecord,
+  readRucRecord,
+  readRucSunatRecord,
+  readValidacionRecord,
   type ComprobanteBody,
   type CredencialesSol,
   type LicenciaRecord,
@@ -81,7 +80,7 @@ export class UpstreamClient {
   /** POST /ruc: summary record. */
   ruc(ruc: string, ctx: UpstreamCaller): Promise<RucRecord> {
     return this.#lookup(
-      { path: REST.ruc, body: { ruc }, schema: RucRecordSchema, cost: PLAN_COST[REST.ruc], isOther: (r) => r.ruc.trim() !== ruc },
+      { path: REST.ruc, body: { ruc }, read: readRucRecord, cost: PLAN_COST[REST.ruc], isOther: (r) => r.ruc.trim() !== ruc },
       ctx,
     );
   }
@@ -92,7 +91,7 @@ export class UpstreamClient {
       {
         path: REST.rucSunat,
         body: { ruc },
-        schema: RucSunatRecordSchema,
+        read: readRucSunatRecord,
         cost: PLAN_COST[REST.rucSunat],
         isOther: (r) => r.ruc.trim() !== ruc,
       },
@@ -106,7 +105,7 @@ export class UpstreamClient {
       {
         path: REST.licencia,
         body: { num_licencia: numLicencia },
-        schema: LicenciaRecordSchema,
+        read: readLicenciaRecord,
         cost: PLAN_COST[REST.licencia],
         // The service may spell the number in another case; any other difference is another licence.
         isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
@@ -121,7 +120,7 @@ export class UpstreamClient {
       {
         path: REST.validacion,
         body: { comprobantes },
-        schema: ValidacionRecordSchema,
+        read: readValidacionRecord,
         cost: PLAN_COST.receipt * comprobantes.length,
       },
       ctx,
@@ -140,7 +139,7 @@ export class UpstreamClient {
     // Whatever the upstream quotes of them back is scrubbed before anyone reads it.
     const secrets = credenciales && [credenciales.rucEmpresa, credenciales.usuario, credenciales.clave];
     return this.#batch(
-      { path: REST.validacionTexto, body, schema: ValidacionRecordSchema, cost: PLAN_COST.receipt * lineas.length, secrets },
+      { path: REST.validacionTexto, body, read: readValidacionRecord, cost: PLAN_COST.receipt * lineas.length, secrets },
       ctx,
     );
   }
@@ -155,7 +154,7 @@ export class UpstreamClient {
     await Promise.all(this.#routes.map((r) => r.origin.close()));
   }
 
-  #lookup<S extends z.ZodType>(req: RestCall<S>, ctx: UpstreamCaller): Promise<z.output<S>> {
+  #lookup<T>(req: RestCall<T>, ctx: UpstreamCaller): Promise<T> {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     const token = ctx.token;
     const deadlineAt = performance.now() + this.#deadlineMs;
@@ -168,7 +167,7 @@ export class UpstreamClient {
   }
 
   /** Attempt `n` of a lookup: with one origin, the call itself, with no frame of its own around it. */
-  #attempt<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number): Promise<z.output<S>> {
+  #attempt<T>(req: RestCall<T>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number): Promise<T> {
     const routes = this.#routes;
     return routes.length === 1
       ? this.#call(routes[0]!, req, token, ctx, n, this.#timeoutMs, deadlineAt)
@@ -176,7 +175,7 @@ export class UpstreamClient {
   }
 
   /** One attempt over the origins in order: only an unavailable origin sends the lookup on. */
-  async #acrossRoutes<S extends z.ZodType>(req: RestCall<S>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number) {
+  async #acrossRoutes<T>(req: RestCall<T>, token: string, ctx: UpstreamCaller, n: number, deadlineAt: number) {
     let lastError: unknown;
     for (const route of this.#routes) {
       try {
@@ -191,7 +190,7 @@ export class UpstreamClient {
     throw lastError;
   }
 
-  #batch(req: RestCall<typeof ValidacionRecordSchema>, ctx: UpstreamCaller): Promise<ValidacionRecord> {
+  #batch(req: RestCall<ValidacionRecord>, ctx: UpstreamCaller): Promise<ValidacionRecord> {
     if (!ctx.token) return Promise.reject(new MissingTokenError(req.path));
     return this.#call(this.#routes[0]!, req, ctx.token, ctx, 1, this.#batchTimeoutMs, performance.now() + this.#batchTimeoutMs);
   }
@@ -200,15 +199,15 @@ export class UpstreamClient {
    * One call, once its caller has a place among the upstream's connections (at once, nearly
    * always). Its time-out is the shorter of `timeoutMs` and what is left until `deadlineAt`.
    */
-  #call<S extends z.ZodType>(
+  #call<T>(
     route: Route,
-    req: RestCall<S>,
+    req: RestCall<T>,
     token: string,
     ctx: UpstreamCaller,
     attempt: number,
     timeoutMs: number,
     deadlineAt: number,
-  ): Promise<z.output<S>> {
+  ): Promise<T> {
     // Nobody waits for this answer any more: not sent, and not paid for.
     if (ctx.signal?.aborted) return Promise.reject(new UpstreamUnavailableError({ path: req.path, reason: 'client_gone' }));
     // Refused already in this request (a rejected token): the same answer, with no call.
@@ -238,15 +237,15 @@ export class UpstreamClient {
   }
 
   /** The call itself, its place taken: sent, read, reported, and its place given back. */
-  #send<S extends z.ZodType>(
+  #send<T>(
     route: Route,
-    req: RestCall<S>,
+    req: RestCall<T>,
     token: string,
     ctx: UpstreamCaller,
     attempt: number,
     caller: string,
     timeoutMs: number,
-  ): Promise<z.output<S>> {
+  ): Promise<T> {
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
@@ -270,7 +269,7 @@ export class UpstreamClient {
       .execute(() => {
         // Inside the breaker: an open one refuses before any call (or span) starts.
         finish = ctx.onCallStart?.({ path: req.path, origin: route.name, attempt });
-        return route.origin.post(req.path, req.body, token, req.schema, { timeoutMs, secrets: req.secrets });
+        return route.origin.post(req.path, req.body, token, req.read, { timeoutMs, secrets: req.secrets });
       })
       .then(
         (record) => {

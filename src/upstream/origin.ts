@@ -2,6 +2,7 @@ import { DEFAULTS } from '../config.js';
 import { errors, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { Unreadable, type Reader } from './reader.js';
 import { isSuccessStatus, UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
 import { retryAfterSeconds, scrubbed } from './messages.js';
 import { MAX_RESPONSE_BYTES } from './options.js';
@@ -91,9 +92,9 @@ export class Origin {
    * because on Node 20 `AbortSignal.timeout()` held only by `AbortSignal.any()` can be
    * garbage-collected before it fires (test/upstream/client.test.ts keeps that from coming back).
    */
-  post<S extends z.ZodType>(path: string, body: unknown, token: string, schema: S, options: PostOptions): Promise<z.output<S>> {
-    return new Promise<z.output<S>>((resolve, reject) => {
-      const call = new Call(path, schema, resolve, reject, options.timeoutMs, token, options.secrets);
+  post<T>(path: string, body: unknown, token: string, read: Reader<T>, options: PostOptions): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const call = new Call(path, read, resolve, reject, options.timeoutMs, token, options.secrets);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -118,7 +119,7 @@ export class Origin {
  * in fields rather than a handler of closures: an operation makes many calls, and each closure
  * would be an allocation per call.
  */
-class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
+class Call<T> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   /** undici is about to write the request on a connection: from here on the upstream may receive (and bill) it. */
   #sent = false;
@@ -132,8 +133,8 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
 
   constructor(
     readonly path: string,
-    readonly schema: S,
-    readonly resolve: (record: z.output<S>) => void,
+    readonly read: Reader<T>,
+    readonly resolve: (record: T) => void,
     readonly reject: (error: Error) => void,
     timeoutMs: number,
     /** The caller's token, to be scrubbed from whatever the upstream says back. */
@@ -227,25 +228,21 @@ class Call<S extends z.ZodType> implements Dispatcher.DispatchHandler {
 }
 
 /** setTimeout's callback, shared by every call (the call comes as its argument, so no closure per call). */
-function onTimeout(call: Call<z.ZodType>): void {
+function onTimeout(call: { timedOut(): void }): void {
   call.timedOut();
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
 /** What `interpret` needs of a call: where it went, how to read its record, and what to scrub from a message. */
-interface Asked<S extends z.ZodType> {
+interface Asked<T> {
   readonly path: string;
-  readonly schema: S;
+  readonly read: Reader<T>;
   readonly token: string;
   readonly secrets: readonly string[] | undefined;
   readonly retryAfterSeconds: number | undefined;
 }
 
-function interpret<S extends z.ZodType>(
-  { path, schema, token, secrets, retryAfterSeconds }: Asked<S>,
-  status: number,
-  text: string,
-): z.output<S> {
+function interpret<T>({ path, read, token, secrets, retryAfterSeconds }: Asked<T>, status: number, text: string): T {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
@@ -274,9 +271,9 @@ function interpret<S extends z.ZodType>(
     if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
     throw new UpstreamHttpError(fields);
   }
-  const record = schema.safeParse(data);
-  if (!record.success) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: issuesOf(record.error) });
-  return record.data;
+  const record = read(data);
+  if (record instanceof Unreadable) throw new UpstreamInvalidResponseError({ path, status, reason: 'record', issues: record.issues });
+  return record;
 }
 
 function issuesOf(error: z.ZodError): string[] {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reader, Unreadable, type Reader, type Reading } from './reader.js';
 
 /** The common envelope (spec 2.1). Lenient on error fields: an unknown code is still an error. */
 export const EnvelopeSchema = z.object({
@@ -10,163 +11,109 @@ export const EnvelopeSchema = z.object({
   time: z.number().optional(),
 });
 
-/** Upstream numbers sometimes arrive as JSON numbers; the contract keeps them as text. */
-const text = z.union([z.string(), z.number()]).transform(String);
-/** A text the record may leave out; `withoutEmpty` makes "no value" null. */
-const optionalText = z.string().nullish();
-/** A code that may arrive as text or a number, or be left out. */
-const optionalCode = z.union([z.string(), z.number()]).nullish();
-/** `ubigeo`: the location code's three levels (department, province, district), any of them null. */
-const ubigeoLevels = z.array(z.union([z.string(), z.number()]).nullable()).nullish();
-
-/** The place fields a real record carries beyond the spec's (upstream-notes), on /ruc and /ruc-sunat alike. */
-const place = {
-  direccion: optionalText,
-  direccion_completa: optionalText,
-  departamento: optionalText,
-  provincia: optionalText,
-  distrito: optionalText,
-  ubigeo_sunat: optionalCode,
-  ubigeo: ubigeoLevels,
-};
-
-/** What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a natural person's address). */
-const NO_VALUE = /^\s*-?\s*$/;
-// A test of the text as it is: trimming it made two strings a field (docs/performance.md).
-// Most values start with a letter or a digit and end with no space: the pattern only for the rest.
-const noValue = (v: string) => v.length === 0 || ((v.charCodeAt(0) <= 45 || v.charCodeAt(v.length - 1) <= 32) && NO_VALUE.test(v));
-type Cleaned<T> = {
-  [K in keyof T]-?: K extends 'ubigeo'
-    ? (string | null)[]
-    : NonNullable<T[K]> extends readonly unknown[]
-      ? NonNullable<T[K]>
-      : undefined extends T[K]
-        ? string | null
-        : T[K];
-};
-
 /**
- * One pass over a parsed record's optional fields, after zod's own (one transform per record
- * rather than one per field keeps zod's compiled object parsing: docs/performance.md): absent,
- * `""`, blank and `"-"` become null, a numeric code its text, `ubigeo`'s levels likewise.
+ * What both records open with: the document, its name, state and condition, and the place
+ * fields a real record carries beyond the spec's (upstream-notes), on /ruc and /ruc-sunat alike.
+ * Each record's own fields are assigned onto it: spread into a new object, reading a record took
+ * ten times as long (docs/performance.md, "Reading a record").
  */
-function withoutEmpty<T extends object>(record: T, optional: readonly string[]): Cleaned<T> {
-  const out = record as Record<string, unknown>;
-  for (const key of optional) {
-    const v = out[key];
-    if (key === 'ubigeo') out[key] = Array.isArray(v) ? v.map((l: unknown) => (l == null || noValue(String(l)) ? null : String(l))) : [];
-    else if (!Array.isArray(v)) out[key] = v == null || noValue(String(v)) ? null : String(v);
-  }
-  return out as Cleaned<T>;
-}
-
-/** `schema` whose optional texts, codes and levels come out with "no value" as null. */
-/** The fields a record may leave out: the ones cleaned. */
-const optionalKeys = (schema: z.ZodObject) =>
-  Object.keys(schema.shape).filter((key) => (schema.shape[key] as z.ZodType).safeParse(undefined).success);
-
-function cleaned<S extends z.ZodObject>(schema: S) {
-  const optional = optionalKeys(schema);
-  return schema.transform((record: z.output<S>) => withoutEmpty(record, optional));
-}
-
-/**
- * A looked-up record as received: cleaned, and stamped with when it was read (epoch ms), which
- * travels with it through every cache. Stamped here, where the answer is read, rather than in
- * a step of its own: a promise per call less (docs/performance.md).
- */
-function received<S extends z.ZodObject>(schema: S) {
-  const optional = optionalKeys(schema);
-  return schema.transform((record: z.output<S>) => {
-    const stamped = withoutEmpty(record, optional) as Cleaned<z.output<S>> & { receivedAt: number };
-    stamped.receivedAt = Date.now();
-    return stamped;
-  });
-}
-
-/** What both records open with: the document, its name, state and condition, and the place fields. */
-const identity = {
-  ruc: z.string(),
-  nombre_o_razon_social: z.string(),
-  estado: optionalText,
-  condicion: optionalText,
-  ...place,
-};
+const identityOf = (r: Reading) => ({
+  ruc: r.text('ruc'),
+  nombre_o_razon_social: r.text('nombre_o_razon_social'),
+  estado: r.optional('estado'),
+  condicion: r.optional('condicion'),
+  direccion: r.optional('direccion'),
+  direccion_completa: r.optional('direccion_completa'),
+  departamento: r.optional('departamento'),
+  provincia: r.optional('provincia'),
+  distrito: r.optional('distrito'),
+  ubigeo_sunat: r.code('ubigeo_sunat'),
+  ubigeo: r.levels('ubigeo'),
+});
 
 /** The six-digit location code: `ubigeo_sunat`, else the last level of `ubigeo` that has a value. */
 export function ubigeoOf(record: { ubigeo_sunat: string | null; ubigeo: readonly (string | null)[] }): string | null {
   return record.ubigeo_sunat ?? record.ubigeo.findLast((level) => level !== null) ?? null;
 }
 
-/** `data` of POST /ruc (spec 2.2). */
-export const RucRecordSchema = received(
-  z.object({
-    ...identity,
-    es_agente_de_retencion: optionalText,
-    es_buen_contribuyente: optionalText,
-    es_agente_de_percepcion: optionalText,
-    es_agente_de_percepcion_combustible: optionalText,
-  }),
-);
-export type RucRecord = z.infer<typeof RucRecordSchema>;
+// Each looked-up record is stamped with when it was read (`receivedAt`, epoch ms), which travels
+// with it through every cache: here, where the answer is read, rather than in a step of its own
+// (a promise per call less: docs/performance.md).
 
-/** `data` of POST /ruc-sunat (spec 2.3). */
-export const RucSunatRecordSchema = received(
-  z.object({
-    ...identity,
-    tipo_contribuyente: optionalText,
-    fecha_inscripcion: optionalText,
-    actividades_economicas: z
-      .array(z.string())
-      .nullish()
-      .transform((v) => v ?? []),
+/** Reads `data` of POST /ruc (spec 2.2). */
+export const readRucRecord = reader((r) =>
+  Object.assign(identityOf(r), {
+    es_agente_de_retencion: r.optional('es_agente_de_retencion'),
+    es_buen_contribuyente: r.optional('es_buen_contribuyente'),
+    es_agente_de_percepcion: r.optional('es_agente_de_percepcion'),
+    es_agente_de_percepcion_combustible: r.optional('es_agente_de_percepcion_combustible'),
+    receivedAt: Date.now(),
   }),
 );
-export type RucSunatRecord = z.infer<typeof RucSunatRecordSchema>;
+export type RucRecord = ReadBy<typeof readRucRecord>;
 
-/** `data` of POST /licencia-conducir (spec 2.5). */
-export const LicenciaRecordSchema = received(
-  z.object({
-    num_licencia: z.string(),
-    tipo_documento: optionalText,
-    numero_documento: optionalText,
-    nombres: optionalText,
-    apellido_paterno: optionalText,
-    apellido_materno: optionalText,
+/** Reads `data` of POST /ruc-sunat (spec 2.3). */
+export const readRucSunatRecord = reader((r) =>
+  Object.assign(identityOf(r), {
+    tipo_contribuyente: r.optional('tipo_contribuyente'),
+    fecha_inscripcion: r.optional('fecha_inscripcion'),
+    actividades_economicas: r.list('actividades_economicas'),
+    receivedAt: Date.now(),
   }),
 );
-export type LicenciaRecord = z.infer<typeof LicenciaRecordSchema>;
+export type RucSunatRecord = ReadBy<typeof readRucSunatRecord>;
+
+/** Reads `data` of POST /licencia-conducir (spec 2.5). */
+export const readLicenciaRecord = reader((r) => ({
+  num_licencia: r.text('num_licencia'),
+  tipo_documento: r.optional('tipo_documento'),
+  numero_documento: r.optional('numero_documento'),
+  nombres: r.optional('nombres'),
+  apellido_paterno: r.optional('apellido_paterno'),
+  apellido_materno: r.optional('apellido_materno'),
+  receivedAt: Date.now(),
+}));
+export type LicenciaRecord = ReadBy<typeof readLicenciaRecord>;
 
 /** One entry of `comprobantes` in the batch result (spec 2.4). */
-export const ComprobanteValidadoSchema = cleaned(
-  z.object({
-    serie_documento: text,
-    numero_documento: text,
-    comprobante_estado_codigo: optionalCode,
-    comprobante_estado_descripcion: optionalText,
-    empresa_estado_codigo: optionalCode,
-    empresa_estado_descripcion: optionalText,
-    // The service also spells it this way (upstream-notes); clients read both.
-    empresa_estado_description: optionalText,
-    empresa_condicion_codigo: optionalCode,
-    empresa_condicion_descripcion: optionalText,
-    // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
-    observaciones: z
-      .array(z.unknown())
-      .nullish()
-      .transform((v) => (v ?? []).map((o) => (typeof o === 'string' ? o : JSON.stringify(o)))),
-  }),
-).transform(({ empresa_estado_description, ...r }) => ({
-  ...r,
-  empresa_estado_descripcion: r.empresa_estado_descripcion ?? empresa_estado_description,
+const readComprobante = reader((r) => ({
+  serie_documento: r.figure('serie_documento'),
+  numero_documento: r.figure('numero_documento'),
+  comprobante_estado_codigo: r.code('comprobante_estado_codigo'),
+  comprobante_estado_descripcion: r.optional('comprobante_estado_descripcion'),
+  empresa_estado_codigo: r.code('empresa_estado_codigo'),
+  // The service also spells it `empresa_estado_description` (upstream-notes); clients read both.
+  empresa_estado_descripcion: r.optional('empresa_estado_descripcion') ?? r.optional('empresa_estado_description'),
+  empresa_condicion_codigo: r.code('empresa_condicion_codigo'),
+  empresa_condicion_descripcion: r.optional('empresa_condicion_descripcion'),
+  // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
+  observaciones: r.notes('observaciones'),
 }));
+type ComprobanteValidado = ReadBy<typeof readComprobante>;
 
 /** `data` of POST /validacion-multiple-cpe and its -v2 variant (spec 2.4, upstream-notes). */
-export const ValidacionRecordSchema = z.object({
-  cantidad_de_comprobantes: z.number().int().nonnegative(),
-  comprobantes: z.array(ComprobanteValidadoSchema),
-});
-export type ValidacionRecord = z.infer<typeof ValidacionRecordSchema>;
+export interface ValidacionRecord {
+  cantidad_de_comprobantes: number;
+  comprobantes: ComprobanteValidado[];
+}
+
+/** Reads `data` of POST /validacion-multiple-cpe and its -v2 variant: the count, and each receipt as above. */
+export function readValidacionRecord(data: unknown): ValidacionRecord | Unreadable {
+  if (typeof data !== 'object' || data === null) return new Unreadable(['(root): invalid_type']);
+  const { cantidad_de_comprobantes: count, comprobantes: list } = data as Record<string, unknown>;
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) return new Unreadable(['cantidad_de_comprobantes: invalid_type']);
+  if (!Array.isArray(list)) return new Unreadable(['comprobantes: invalid_type']);
+  const comprobantes: ComprobanteValidado[] = [];
+  for (const [i, item] of list.entries()) {
+    const read = readComprobante(item);
+    if (read instanceof Unreadable) return new Unreadable(read.issues.map((issue) => `comprobantes.${i}.${issue}`));
+    comprobantes.push(read);
+  }
+  return { cantidad_de_comprobantes: count, comprobantes };
+}
+
+/** What a reader reads. */
+type ReadBy<R> = R extends Reader<infer T> ? T : never;
 
 /** One receipt as the upstream takes it (upstream-notes: "the receipt fields"). */
 export interface ComprobanteBody {

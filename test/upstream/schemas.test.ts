@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { RucRecordSchema, ubigeoOf } from '../../src/upstream/schemas.js';
+import { readRucRecord, readValidacionRecord, ubigeoOf, type RucRecord } from '../../src/upstream/schemas.js';
+import { Unreadable } from '../../src/upstream/reader.js';
 
-const parse = (extra: Record<string, unknown>) => RucRecordSchema.parse({ ruc: '20100123453', nombre_o_razon_social: 'X', ...extra });
+function parse(extra: Record<string, unknown>): RucRecord {
+  const record = readRucRecord({ ruc: '20100123453', nombre_o_razon_social: 'X', ...extra });
+  if (record instanceof Unreadable) throw new Error(record.issues.join());
+  return record;
+}
+const issues = (read: unknown) => (read instanceof Unreadable ? read.issues : []);
 
 describe('a record as received', () => {
   it('reads "no value" as null: empty, blank, a lone dash, absent or null', () => {
@@ -11,12 +17,16 @@ describe('a record as received', () => {
   it('keeps every other text as sent, a numeric code as its text, and the key fields untouched', () => {
     for (const v of ['LIMA', '-A', 'A ', ' A', '150131']) expect(parse({ distrito: v }).distrito).toBe(v);
     expect(parse({ ubigeo_sunat: 150131 }).ubigeo_sunat).toBe('150131');
-    expect(RucRecordSchema.parse({ ruc: '20100123453', nombre_o_razon_social: '' }).nombre_o_razon_social).toBe('');
+    expect(parse({ nombre_o_razon_social: '' }).nombre_o_razon_social).toBe('');
+  });
+
+  it('keeps only the fields it knows', () => {
+    expect(parse({ otro: 'x' })).not.toHaveProperty('otro');
   });
 
   it('takes the location code from ubigeo_sunat, else the last level of ubigeo with a value', () => {
     expect(ubigeoOf(parse({ ubigeo_sunat: '110505', ubigeo: ['11', '1105', '110506'] }))).toBe('110505');
-    expect(ubigeoOf(parse({ ubigeo: ['11', '1105', null] }))).toBe('1105');
+    expect(ubigeoOf(parse({ ubigeo: ['11', 1105, null] }))).toBe('1105');
     expect(ubigeoOf(parse({ ubigeo: [null, null, null], ubigeo_sunat: '' }))).toBeNull();
     expect(ubigeoOf(parse({}))).toBeNull();
   });
@@ -24,5 +34,48 @@ describe('a record as received', () => {
   it('is stamped with the time it was read', () => {
     const before = Date.now();
     expect(parse({}).receivedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it('names what makes a record unreadable, and reads nothing of it', () => {
+    expect(issues(readRucRecord({ nombre_o_razon_social: 'X' }))).toEqual(['ruc: required']);
+    expect(issues(readRucRecord({ ruc: 20100123453, nombre_o_razon_social: 'X', distrito: 5, ubigeo: [true] }))).toEqual([
+      'ruc: invalid_type',
+      'distrito: invalid_type',
+      'ubigeo: invalid_type',
+    ]);
+    for (const data of [null, 'x', [], undefined]) expect(issues(readRucRecord(data))).toEqual(['(root): invalid_type']);
+  });
+});
+
+describe('a batch as received', () => {
+  const receipt = { serie_documento: 'F001', numero_documento: 7, observaciones: ['a', { b: 1 }] };
+
+  it('reads each receipt, its numbers as text, both spellings of the issuer state, and notes as text', () => {
+    const read = readValidacionRecord({
+      cantidad_de_comprobantes: 2,
+      comprobantes: [
+        { ...receipt, empresa_estado_description: 'ACTIVO', comprobante_estado_codigo: 1 },
+        { ...receipt, empresa_estado_descripcion: '-', observaciones: null },
+      ],
+    });
+    if (read instanceof Unreadable) throw new Error(read.issues.join());
+    expect(read.comprobantes[0]).toMatchObject({
+      numero_documento: '7',
+      empresa_estado_descripcion: 'ACTIVO',
+      comprobante_estado_codigo: '1',
+    });
+    expect(read.comprobantes[0]!.observaciones).toEqual(['a', '{"b":1}']);
+    expect(read.comprobantes[0]).not.toHaveProperty('empresa_estado_description');
+    expect(read.comprobantes[1]).toMatchObject({ empresa_estado_descripcion: null, observaciones: [], empresa_condicion_codigo: null });
+  });
+
+  it('names the first receipt it cannot read, and a bad count', () => {
+    expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1, comprobantes: [receipt, { serie_documento: 'F001' }] }))).toEqual([
+      'comprobantes.1.numero_documento: required',
+    ]);
+    expect(issues(readValidacionRecord({ cantidad_de_comprobantes: -1, comprobantes: [] }))).toEqual([
+      'cantidad_de_comprobantes: invalid_type',
+    ]);
+    expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1 }))).toEqual(['comprobantes: invalid_type']);
   });
 });
