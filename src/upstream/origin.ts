@@ -232,7 +232,6 @@ function onTimeout(call: { timedOut(): void }): void {
   call.timedOut();
 }
 
-/** Turns one answer (status and body text) into the record, or into the error it means. */
 /** What `interpret` needs of a call: where it went, how to read its record, and what to scrub from a message. */
 interface Asked<T> {
   readonly path: string;
@@ -242,6 +241,7 @@ interface Asked<T> {
   readonly retryAfterSeconds: number | undefined;
 }
 
+/** Turns one answer (status and body text) into the record, or into the error it means. */
 function interpret<T>({ path, read, token, secrets, retryAfterSeconds }: Asked<T>, status: number, text: string): T {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
