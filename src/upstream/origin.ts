@@ -3,7 +3,14 @@ import { errors, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { Unreadable, type Reader } from './reader.js';
-import { isSuccessStatus, UpstreamError, UpstreamHttpError, UpstreamInvalidResponseError, UpstreamUnavailableError } from './errors.js';
+import {
+  isSuccessStatus,
+  isUpstreamError,
+  UpstreamError,
+  UpstreamHttpError,
+  UpstreamInvalidResponseError,
+  UpstreamUnavailableError,
+} from './errors.js';
 import { retryAfterSeconds, scrubbed } from './messages.js';
 import { MAX_RESPONSE_BYTES } from './options.js';
 import { EnvelopeSchema } from './schemas.js';
@@ -206,10 +213,14 @@ class Call<T> implements Dispatcher.DispatchHandler {
     const chunks = this.#chunks;
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.#size);
     // Read here rather than in a `.then()` after: one promise and one hop fewer per call.
+    const status = this.#status ?? 0;
     try {
-      this.resolve(interpret(this, this.#status ?? 0, bytes.toString('utf8')));
+      this.resolve(interpret(this, status, bytes.toString('utf8')));
     } catch (error) {
-      this.reject(error as Error);
+      // Anything else a reading throws (a record nested past the stack, say) is still an unusable answer.
+      this.reject(
+        isUpstreamError(error) ? error : new UpstreamInvalidResponseError({ path: this.path, status, reason: 'record', cause: error }),
+      );
     }
   }
 

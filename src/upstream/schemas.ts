@@ -75,6 +75,9 @@ export const readLicenciaRecord = reader((r) => ({
 }));
 export type LicenciaRecord = ReadBy<typeof readLicenciaRecord>;
 
+/** The first of two readings that has a value (both read, so both checked). */
+const either = (first: string | null, second: string | null) => first ?? second;
+
 /** One entry of `comprobantes` in the batch result (spec 2.4). */
 const readComprobante = reader((r) => ({
   serie_documento: r.figure('serie_documento'),
@@ -82,8 +85,8 @@ const readComprobante = reader((r) => ({
   comprobante_estado_codigo: r.code('comprobante_estado_codigo'),
   comprobante_estado_descripcion: r.optional('comprobante_estado_descripcion'),
   empresa_estado_codigo: r.code('empresa_estado_codigo'),
-  // The service also spells it `empresa_estado_description` (upstream-notes); clients read both.
-  empresa_estado_descripcion: r.optional('empresa_estado_descripcion') ?? r.optional('empresa_estado_description'),
+  // The service also spells it `empresa_estado_description` (upstream-notes); clients read both, and both are checked.
+  empresa_estado_descripcion: either(r.optional('empresa_estado_descripcion'), r.optional('empresa_estado_description')),
   empresa_condicion_codigo: r.code('empresa_condicion_codigo'),
   empresa_condicion_descripcion: r.optional('empresa_condicion_descripcion'),
   // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
@@ -101,7 +104,8 @@ export interface ValidacionRecord {
 export function readValidacionRecord(data: unknown): ValidacionRecord | Unreadable {
   if (typeof data !== 'object' || data === null) return new Unreadable(['(root): invalid_type']);
   const { cantidad_de_comprobantes: count, comprobantes: list } = data as Record<string, unknown>;
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) return new Unreadable(['cantidad_de_comprobantes: invalid_type']);
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)
+    return new Unreadable(['cantidad_de_comprobantes: invalid_type']);
   if (!Array.isArray(list)) return new Unreadable(['comprobantes: invalid_type']);
   const comprobantes: ComprobanteValidado[] = [];
   for (const [i, item] of list.entries()) {

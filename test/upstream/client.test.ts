@@ -214,3 +214,29 @@ describe('an answer whose body stops half-way', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });
+
+describe('an answer no reading survives', () => {
+  let server: Server;
+  let url: string;
+  // 5,000 nested lists in a receipt's notes: JSON.parse reads them, JSON.stringify runs out of stack.
+  const deep = '['.repeat(5000) + ']'.repeat(5000);
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        `{"success":true,"data":{"cantidad_de_comprobantes":1,"comprobantes":[{"serie_documento":"F001","numero_documento":"1","observaciones":[${deep}]}]}}`,
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('is UpstreamInvalidResponseError (billed), never a bare exception', async () => {
+    const deepClient = new UpstreamClient({ baseUrl: url });
+    const error = await deepClient.validarComprobantes([], { token: 't' }).catch((e: unknown) => e);
+    await deepClient.close();
+    expect(error).toBeInstanceOf(UpstreamInvalidResponseError);
+    expect(error).toMatchObject({ reason: 'record', status: 200 });
+  });
+});

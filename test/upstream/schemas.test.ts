@@ -45,6 +45,12 @@ describe('a record as received', () => {
     ]);
     for (const data of [null, 'x', [], undefined]) expect(issues(readRucRecord(data))).toEqual(['(root): invalid_type']);
   });
+
+  it('reads text of any length in time proportional to it (blanks before a letter once took quadratic time)', () => {
+    const started = performance.now();
+    expect(parse({ distrito: `${' '.repeat(200_000)}x`, provincia: ' '.repeat(200_000) })).toMatchObject({ provincia: null });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });
 
 describe('a batch as received', () => {
@@ -77,5 +83,15 @@ describe('a batch as received', () => {
       'cantidad_de_comprobantes: invalid_type',
     ]);
     expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1 }))).toEqual(['comprobantes: invalid_type']);
+    expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 2 ** 53, comprobantes: [] }))).toEqual([
+      'cantidad_de_comprobantes: invalid_type',
+    ]);
+  });
+
+  it('checks both spellings of the issuer state, though the first has a value', () => {
+    const both = { ...receipt, empresa_estado_descripcion: 'ACTIVO', empresa_estado_description: 5 };
+    expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1, comprobantes: [both] }))).toEqual([
+      'comprobantes.0.empresa_estado_description: invalid_type',
+    ]);
   });
 });
