@@ -8,9 +8,10 @@ export type Reader<T> = (data: unknown) => T | Unreadable;
 
 /**
  * What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a
- * natural person's address). Most values start with a letter or a digit and end with no space:
- * only the rest are trimmed (two strings a field otherwise: docs/performance.md). Trimmed, not
- * matched with `/^\s*-?\s*$/`, whose backtracking took quadratic time over long blank runs.
+ * natural person's address). Most values start with a letter or a digit and end with no space,
+ * and are kept untrimmed (trimming every value made two strings a field: docs/performance.md).
+ * The rest are trimmed, not matched with `/^\s*-?\s*$/`, whose backtracking took quadratic
+ * time over long blank runs.
  */
 function noValue(v: string): boolean {
   if (v.length === 0) return true;
