@@ -17,28 +17,40 @@ function siNo(flag: string | null | undefined): boolean | null {
 /** The record's SI/NO flags. */
 type SiNoKey = 'es_agente_de_retencion' | 'es_buen_contribuyente' | 'es_agente_de_percepcion' | 'es_agente_de_percepcion_combustible';
 
-/** The place fields both records carry (a natural person's come back empty: null here). */
-const PLACE = {
-  direccionCompleta: 'Dirección completa, con departamento, provincia y distrito.',
-  provincia: 'Provincia.',
-  distrito: 'Distrito.',
-  ubigeo: 'Ubigeo de SUNAT, 6 dígitos (departamento, provincia, distrito), p. ej. 150131.',
-} as const;
+/** The Pothos types of this schema, for a field maker shared by two object types. */
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
+
+/**
+ * The fields both records open with, in the same order: the document, its name, state and
+ * condition, and the place. `said` words the two the summary always carries and the detail only sometimes.
+ */
+function identityFields<R extends Received<RucRecord> | Received<RucSunatRecord>>(
+  t: PothosSchemaTypes.ObjectFieldBuilder<Types, R>,
+  said: { direccion: string; departamento: string },
+) {
+  const text = (description: string, read: (r: R) => string | null) => t.string({ nullable: true, description, resolve: read });
+  return {
+    ruc: t.string({ description: 'RUC de 11 dígitos.', resolve: (r) => r.ruc }),
+    nombreORazonSocial: t.string({ description: 'Nombre o razón social.', resolve: (r) => r.nombre_o_razon_social }),
+    estado: text('Estado del contribuyente, p. ej. ACTIVO.', (r) => r.estado),
+    condicion: text('Condición de domicilio, p. ej. HABIDO.', (r) => r.condicion),
+    direccion: text(said.direccion, (r) => r.direccion),
+    direccionCompleta: text('Dirección completa, con departamento, provincia y distrito.', (r) => r.direccion_completa),
+    departamento: text(said.departamento, (r) => r.departamento),
+    provincia: text('Provincia.', (r) => r.provincia),
+    distrito: text('Distrito.', (r) => r.distrito),
+    ubigeo: text('Ubigeo de SUNAT, 6 dígitos (departamento, provincia, distrito), p. ej. 150131.', ubigeoOf),
+  };
+}
 
 export const ContribuyenteDetalle = builder.objectRef<Received<RucSunatRecord>>('ContribuyenteDetalle').implement({
   description:
     'Ficha detallada del contribuyente (REST: POST /ruc-sunat). Prefiere la fuente oficial de SUNAT; si falla, un proveedor de facturación electrónica.',
   fields: (t) => ({
-    ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
-    nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
-    estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
-    condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
-    direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección, cuando el registro la trae.' }),
-    direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
-    departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región), cuando el registro lo trae.' }),
-    provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
-    distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
-    ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
+    ...identityFields(t, {
+      direccion: 'Dirección, cuando el registro la trae.',
+      departamento: 'Departamento (región), cuando el registro lo trae.',
+    }),
     tipoContribuyente: t.exposeString('tipo_contribuyente', { nullable: true, description: 'Tipo de contribuyente.' }),
     fechaInscripcion: t.exposeString('fecha_inscripcion', { nullable: true, description: 'Fecha de inscripción, AAAA-MM-DD.' }),
     actividadesEconomicas: t.exposeStringList('actividades_economicas', { description: 'Actividades económicas registradas.' }),
@@ -53,16 +65,7 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
     const siNoField = (what: string, key: SiNoKey) =>
       t.boolean({ nullable: true, description: `${what}: "SI" -> true, "NO" -> false, otro valor -> null.`, resolve: (r) => siNo(r[key]) });
     return {
-      ruc: t.exposeString('ruc', { description: 'RUC de 11 dígitos.' }),
-      nombreORazonSocial: t.exposeString('nombre_o_razon_social', { description: 'Nombre o razón social.' }),
-      estado: t.exposeString('estado', { nullable: true, description: 'Estado del contribuyente, p. ej. ACTIVO.' }),
-      condicion: t.exposeString('condicion', { nullable: true, description: 'Condición de domicilio, p. ej. HABIDO.' }),
-      direccion: t.exposeString('direccion', { nullable: true, description: 'Dirección.' }),
-      direccionCompleta: t.exposeString('direccion_completa', { nullable: true, description: PLACE.direccionCompleta }),
-      departamento: t.exposeString('departamento', { nullable: true, description: 'Departamento (región).' }),
-      provincia: t.exposeString('provincia', { nullable: true, description: PLACE.provincia }),
-      distrito: t.exposeString('distrito', { nullable: true, description: PLACE.distrito }),
-      ubigeo: t.string({ nullable: true, description: PLACE.ubigeo, resolve: ubigeoOf }),
+      ...identityFields(t, { direccion: 'Dirección.', departamento: 'Departamento (región).' }),
       esAgenteDeRetencion: siNoField('Agente de retención', 'es_agente_de_retencion'),
       esBuenContribuyente: siNoField('Buen contribuyente', 'es_buen_contribuyente'),
       esAgenteDePercepcion: siNoField('Agente de percepción', 'es_agente_de_percepcion'),
