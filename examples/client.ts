@@ -85,6 +85,8 @@ export function advice(error: GatewayError): string {
       return 'try again in a second';
     case 'AUTH_UNAVAILABLE':
       return 'the sign-in provider is out of reach: try again in a few seconds';
+    case 'BUDGET_UNAVAILABLE':
+      return 'the budget count is out of reach: try again in a few seconds';
     case 'BUDGET_EXCEEDED':
       return `your budget is spent until ${error.extensions.budget?.resetAt ?? 'the window ends'}`;
     case 'NOT_FOUND':

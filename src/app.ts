@@ -36,16 +36,14 @@ export interface AppOptions {
   upstream?: UpstreamClient;
   /** Tracing to use instead of the OTLP exporter of OTEL_EXPORTER_OTLP_ENDPOINT (tests pass an in-memory one). */
   tracing?: Tracing;
-  /** Where lookups meet, instead of one built from config (a cluster worker's: the primary's). */
+  /** Where lookups meet, instead of one built from config (a test's). */
   store?: SharedLookupStore | undefined;
-  /** Where persisted queries are kept, instead of one built from config (a cluster worker's: the primary's). */
+  /** Where persisted queries are kept, instead of one built from config (a test's). */
   apqStore?: ApqStore;
-  /** Where the subjects' budgets are counted, instead of one built from config (a cluster worker's: the primary's). */
+  /** Where the subjects' budgets are counted, instead of one built from config (a test's). */
   budgets?: BudgetCounter;
-  /** The metrics to record into (main passes them, to share the registry with the cluster). @default new ones */
+  /** The metrics to record into (main passes them, with the log's drop count). @default new ones */
   metrics?: Metrics;
-  /** How /metrics gets its text; in a cluster worker, from the primary's aggregate. @default this process's registry */
-  metricsText?: () => Promise<string>;
   /** More Yoga or envelop plugins, run after the gateway's own and before execution (both paths run them). */
   plugins?: Plugin[];
 }
@@ -118,7 +116,7 @@ export function createApp(config: Config, options: AppOptions): App {
     fastPath,
     ops: {
       readiness: () => (stopping ? Promise.resolve(STOPPING) : readiness()),
-      metricsText: coalesced(options.metricsText ?? (() => metrics.registry.metrics())),
+      metricsText: coalesced(() => metrics.registry.metrics()),
       contentType: metrics.registry.contentType,
     },
     // With an operations port, the GraphQL port keeps only the cheap /health.
@@ -243,7 +241,7 @@ function createLookups(config: Config, upstream: UpstreamClient, store: SharedLo
     notFoundTtlMs: config.cache.notFoundTtlMs,
     staleIfErrorMs: config.cache.staleIfErrorMs,
     keySecret: config.cache.keySecret,
-    // Processes sharing a store must agree on keys (the workers of an instance, instances sharing Redis).
+    // Instances sharing Redis must agree on keys.
     sharedKeys: store !== undefined && store.kind !== 'memory',
     onResult: (op, result) => {
       if (result !== 'off') metrics.cacheLookup(op, result);

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 
@@ -16,6 +15,9 @@ const millisLong = z.coerce
   .int()
   .min(1)
   .max(30 * 24 * 3600_000);
+
+const ONE_PROCESS =
+  'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
 
 /**
  * The public environment: every variable the gateway reads, its rule and its default, stated
@@ -38,6 +40,8 @@ export const EnvSchema = z.object({
   UPSTREAM_CONNECTIONS: count.min(1).max(65_536).default(1024),
   /** How many upstream calls one request may have in flight at once. @default 8 */
   UPSTREAM_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(8),
+  /** The longest `Retry-After` of a throttling 429 honoured; a longer, infinite or far-off one counts as this. @default 300000 (5 min) */
+  UPSTREAM_RETRY_AFTER_MAX_MS: millisLong.min(1000).default(300_000),
   /** Where lookups go when the primary is unavailable. @default unset */
   UPSTREAM_FALLBACK_URL: z.url({ protocol: /^https?$/, message: 'UPSTREAM_FALLBACK_URL debe ser una URL http(s)' }).optional(),
   /** Retries of a lookup whose call certainly cost nothing (never sent, or the upstream's 503). @default 2 */
@@ -121,8 +125,11 @@ export const EnvSchema = z.object({
   REDIS_CLUSTER: z.enum(['on', 'off']).default('off'),
   /** Secret of the HMAC that stands for the token in cache keys. @default unset */
   CACHE_KEY_SECRET: z.string().min(16, 'CACHE_KEY_SECRET debe tener al menos 16 caracteres').optional(),
-  /** Processes sharing the port (node:cluster). @default one per core */
-  WORKERS: count.min(1).max(64).optional(),
+  /** Only `1`: one process per instance; a fleet is several instances sharing REDIS_URL (docs/deploy.md). @default 1 */
+  WORKERS: z
+    .string()
+    .refine((v) => Number(v) === 1, ONE_PROCESS)
+    .default('1'),
   /** How long shutdown waits for operations in flight. @default 10000 */
   SHUTDOWN_TIMEOUT_MS: millis.default(10_000),
   /**
@@ -181,6 +188,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     connections: e.UPSTREAM_CONNECTIONS,
     retries: e.UPSTREAM_RETRIES,
     deadlineMs: e.UPSTREAM_DEADLINE_MS,
+    retryAfterMaxMs: e.UPSTREAM_RETRY_AFTER_MAX_MS,
     breaker: {
       failurePercent: e.BREAKER_FAILURE_PERCENT,
       minCalls: e.BREAKER_MIN_CALLS,
@@ -223,7 +231,6 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   httpFastPath: e.HTTP_FAST_PATH === 'on',
   trustedDocuments: e.TRUSTED_DOCUMENTS,
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
-  workers: e.WORKERS ?? availableParallelism(),
   shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
   logLevel: e.LOG_LEVEL,

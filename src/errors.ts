@@ -9,6 +9,7 @@ import {
   UpstreamHttpError,
 } from './upstream/errors.js';
 import { BudgetExceededError } from './data/budget.js';
+import { BudgetUnavailableError } from './data/budgets.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -26,6 +27,8 @@ export const ERROR_CODES = {
     'Con AUTH_JWKS_URL: el proveedor de identidad no responde y ninguna clave guardada verifica el JWT (HTTP 503, sin llamar al servicio). Reintentable.',
   BUDGET_EXCEEDED:
     'Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); extensions.budget dice cuándo se renueva.',
+  BUDGET_UNAVAILABLE:
+    'Con AUTH_JWKS_URL y BUDGET_WHEN_STORE_DOWN=refuse: el contador compartido de presupuestos (Redis) no responde; no se llamó al servicio. Reintentable.',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
   UPSTREAM_UNAVAILABLE:
     'El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable.',
@@ -61,6 +64,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
   'UPSTREAM_UNAVAILABLE',
   'AUTH_UNAVAILABLE',
+  'BUDGET_UNAVAILABLE',
   'RATE_LIMITED',
   'OVERLOADED',
   'REQUEST_TIMEOUT',
@@ -180,8 +184,14 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
   return placed(error, located, message, extensions);
 }
 
-/** A call the signed-in caller's budget could not pay for, located where the failing field was. */
-export function budgetError(error: BudgetExceededError, located?: GraphQLError): GraphQLError {
+const BUDGET_UNAVAILABLE_MESSAGE =
+  'El contador de presupuestos compartido no responde y el gateway no llama al servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.';
+
+/** A call the signed-in caller's budget could not pay for, or not count, located where the failing field was. */
+export function budgetError(error: BudgetExceededError | BudgetUnavailableError, located?: GraphQLError): GraphQLError {
+  if (error instanceof BudgetUnavailableError) {
+    return placed(error, located, BUDGET_UNAVAILABLE_MESSAGE, { code: 'BUDGET_UNAVAILABLE', retryable: true });
+  }
   const { spent, limit, resetAt } = error.standing;
   const message = `Su presupuesto no alcanza: esta llamada cuesta ${error.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
   const code: ErrorCode = 'BUDGET_EXCEEDED';
@@ -214,14 +224,18 @@ export function upstreamCodeOf(error: unknown): ErrorCode | undefined {
  */
 export function chunkError(error: unknown, receipts: { from: number; to: number }, unsent: boolean): GraphQLError {
   const cause = rootCause(error);
-  const mapped =
-    cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : cause instanceof BudgetExceededError ? budgetError(cause) : undefined;
+  const mapped = cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : isBudgetRefusal(cause) ? budgetError(cause) : undefined;
   const code = (mapped?.extensions['code'] as ErrorCode | undefined) ?? 'INTERNAL_SERVER_ERROR';
   const message = `Comprobantes ${receipts.from} a ${receipts.to}: ${unsent ? 'no se enviaron: ' : ''}${mapped?.message ?? 'falla interna del gateway.'}`;
   return new GraphQLError(message, {
     originalError: cause instanceof Error ? cause : undefined,
     extensions: { ...mapped?.extensions, code, retryable: mapped?.extensions['retryable'] ?? false, receipts },
   });
+}
+
+/** A paid call the caller's budget refused: over it, or not countable. */
+export function isBudgetRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError {
+  return error instanceof BudgetExceededError || error instanceof BudgetUnavailableError;
 }
 
 /** The error under any GraphQL wrapping. */
@@ -241,7 +255,7 @@ export function maskError(error: unknown, _yogasMessage: string, isDev?: boolean
   if (cause instanceof UpstreamError) {
     return upstreamToGraphQLError(cause, error instanceof GraphQLError ? error : undefined);
   }
-  if (cause instanceof BudgetExceededError) return budgetError(cause, error instanceof GraphQLError ? error : undefined);
+  if (isBudgetRefusal(cause)) return budgetError(cause, error instanceof GraphQLError ? error : undefined);
   return yogaMaskError(error, INTERNAL_MESSAGE, isDev);
 }
 

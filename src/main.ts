@@ -1,8 +1,5 @@
-import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, withUpstream, type Config } from './config.js';
-import { askPrimary } from './data/ipc.js';
-import { SETUP, supervise, type WorkerSetup } from './process/primary.js';
 import { serve } from './process/serve.js';
 import { sandboxBanner } from './sandbox/banner.js';
 import { SANDBOX_TOKEN } from './sandbox/data.js';
@@ -11,7 +8,11 @@ import { SANDBOX_IDENTITY } from './config/auth.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 import { createLogger, ignoreStandardStreamErrors, LogOutput } from './telemetry/logger.js';
 
-/** The only place with side effects: configuration, the sandbox, processes, the socket, signals. */
+/**
+ * The only place with side effects: configuration, the sandbox, the socket, signals. One process
+ * per instance: several instances share through REDIS_URL, and a supervisor (systemd, a restart
+ * policy, Kubernetes) restarts one that dies (docs/deploy.md).
+ */
 async function main() {
   let config: Config;
   try {
@@ -31,17 +32,6 @@ async function main() {
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  if (cluster.isWorker) {
-    // Where the upstream is, as the primary decided it (the built-in sandbox is the primary's).
-    const setup = await askPrimary<WorkerSetup>(SETUP);
-    return serve(withUpstream(config, setup.upstreamUrl, SANDBOX_TOKEN), logger, {
-      flushLogs,
-      logDropped,
-      graphiqlToken: setup.graphiqlToken,
-    });
-  }
-
-  // One sandbox for every worker, so that they share its quotas and its record.
   const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger, config.auth?.jwksUrl === SANDBOX_IDENTITY);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
@@ -55,8 +45,7 @@ async function main() {
       'AUTH_JWKS_URL without AUTH_ISSUER or AUTH_AUDIENCE: any token its keys signed is taken; set both (NODE_ENV=production requires them)',
     );
   }
-  if (config.workers <= 1) return serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
-  return supervise(config, logger, flushLogs, { upstreamUrl, graphiqlToken }, sandbox);
+  serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
 }
 
 /** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it (and, signing in, with what). */

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { spawnTracked } from './processes.js';
 import { readFileSync } from 'node:fs';
@@ -10,9 +9,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
     expect(config.upstream).toMatchObject({ baseUrl: undefined, timeoutMs: 10_000, connections: 1024 });
-    // Derived: a lease outlives a lookup's deadline by a second; one worker per core.
+    // Derived: a lease outlives a lookup's deadline by a second.
     expect(config.cache.leaseMs).toBe(config.upstream.deadlineMs + 1000);
-    expect(config.workers).toBe(availableParallelism());
     expect(config.corsOrigins).toBe('*');
   });
 
@@ -67,6 +65,13 @@ describe('loadConfig', () => {
     expect(message.split('\n')).toEqual(['Configuración inválida:', expect.stringMatching(/^ {2}MAX_DEPTH: Demasiado pequeño: .*>=1$/)]);
   });
 
+  it('takes WORKERS=1 only, and says how to scale out for any other value', () => {
+    expect(() => loadConfig({ WORKERS: '1' })).not.toThrow();
+    for (const workers of ['2', '0', '64', 'auto']) {
+      expect(() => loadConfig({ WORKERS: workers }), workers).toThrow(/WORKERS: .*varias instancias con el mismo REDIS_URL/);
+    }
+  });
+
   it('refuses production without UPSTREAM_URL and accepts it with one', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/NODE_ENV=production requiere UPSTREAM_URL/);
     expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstream.baseUrl).toBe(
@@ -81,7 +86,7 @@ describe('npm start on a HOST it cannot listen on', () => {
     ['is not an address of this machine', '192.0.2.1', 69, 'HOST 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)'],
   ])('that %s: exits with one line that says so, and no stack trace', async (_what, host, exitCode, said) => {
     const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { PATH: process.env['PATH'], PORT: '0', HOST: host, WORKERS: '1' },
+      env: { PATH: process.env['PATH'], PORT: '0', HOST: host },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -94,19 +99,33 @@ describe('npm start on a HOST it cannot listen on', () => {
   });
 });
 
-describe('npm start in production without UPSTREAM_URL', () => {
-  it('exits 1 with a clear message and never listens', async () => {
+describe('npm start with a configuration it refuses', () => {
+  /** Starts src/main.ts with `env`, and resolves with its exit code and everything it wrote. */
+  async function refused(env: Record<string, string>) {
     const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { PATH: process.env['PATH'], NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' },
+      env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout!.on('data', (c) => (output += c));
     child.stderr!.on('data', (c) => (output += c));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    return { code, output };
+  }
+
+  it('exits 1 with a clear message and never listens, in production without UPSTREAM_URL', async () => {
+    const { code, output } = await refused({ NODE_ENV: 'production' });
     expect(code).toBe(1);
     expect(output).toContain('NODE_ENV=production requiere UPSTREAM_URL');
     expect(output).not.toContain('gateway ready');
     expect(output).not.toContain('SANDBOX');
+  });
+
+  it('exits 1 with WORKERS=4, saying to run several instances over one REDIS_URL, whatever else is set', async () => {
+    const { code, output } = await refused({ WORKERS: '4', REDIS_URL: 'redis://127.0.0.1:9', CACHE: 'off' });
+    expect(code).toBe(1);
+    expect(output).toMatch(/^Configuración inválida:\n {2}WORKERS: .*varias instancias con el mismo REDIS_URL/);
+    expect(output).not.toContain('gateway ready');
+    expect(output).not.toMatch(/\n\s+at /);
   });
 });

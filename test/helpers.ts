@@ -174,15 +174,15 @@ export interface SpawnedGateway {
   stop(): Promise<number | null>;
 }
 
-/** How long a gateway may take to say it is ready: a cluster on a busy 2-core machine takes seconds. */
+/** How long a gateway may take to say it is ready: tsx compiling on a busy 2-core machine takes seconds. */
 const READY_WITHIN_MS = 45_000;
 
 /**
  * `src/main.ts` in its own process group, as `npm start` runs it, on 127.0.0.1 and a free port;
- * resolved once `workers` processes say they are ready (1 without a cluster). A gateway that
+ * resolved once it says it is ready. A gateway that
  * does not get ready in time is killed, group and all, before the error is thrown.
  */
-export async function spawnGateway(env: Record<string, string> = {}, workers = 1): Promise<SpawnedGateway> {
+export async function spawnGateway(env: Record<string, string> = {}): Promise<SpawnedGateway> {
   const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { PATH: process.env['PATH'], PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -195,7 +195,7 @@ export async function spawnGateway(env: Record<string, string> = {}, workers = 1
       const onData = (chunk: Buffer) => {
         output += chunk;
         const match = /GraphQL gateway ready: (http:\/\/[^"\s]+)/.exec(output);
-        if (match && (output.match(/GraphQL gateway ready/g) ?? []).length >= workers) {
+        if (match) {
           clearTimeout(timer);
           resolve(match[1]!);
         }
@@ -287,7 +287,7 @@ export interface OnceAnswer {
   body: { data?: Record<string, unknown> | null; errors?: GraphQLFormattedError[]; extensions?: { cost?: Record<string, number> } };
 }
 
-/** One operation on a connection of its own (no keep-alive agent), so that node:cluster may hand it to any worker. */
+/** One operation on a connection of its own (no keep-alive agent), as many separate clients send them. */
 export function postOnce(url: string, query: string, variables: Record<string, unknown> = {}): Promise<OnceAnswer> {
   return postBodyOnce(url, { query, variables });
 }
@@ -319,17 +319,6 @@ export function postBodyOnce(
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
-}
-
-/** Pids of the cluster workers that logged an operation, in a gateway's output from `from` on. */
-export function workerPids(output: string, from = 0): Set<number> {
-  return new Set(
-    output
-      .slice(from)
-      .split('\n')
-      .filter((l) => l.includes('"msg":"operation"'))
-      .map((l) => (JSON.parse(l) as { pid: number }).pid),
-  );
 }
 
 /** A lookup of the sandbox's `slow` trigger: it stays in flight for the sandbox's `slowMs`. */

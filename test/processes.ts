@@ -18,7 +18,7 @@ export function spawnTracked(command: string, args: readonly string[], options: 
   const child = spawn(command, args, { ...options, env, detached: true });
   tracked.add(child);
   child.once('exit', () => {
-    // The leader is gone; its group may not be (a primary's workers): stopTracked still sweeps it.
+    // The leader is gone; its group may not be (npm's child): stopTracked still sweeps it.
     if (!groupAlive(child.pid!)) tracked.delete(child);
   });
   return child;

@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'BAD_USER_INPUT'
   /** Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); extensions.budget dice cuándo se renueva. */
   | 'BUDGET_EXCEEDED'
+  /** Con AUTH_JWKS_URL y BUDGET_WHEN_STORE_DOWN=refuse: el contador compartido de presupuestos (Redis) no responde; no se llamó al servicio. Reintentable. */
+  | 'BUDGET_UNAVAILABLE'
   /** La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada. */
   | 'COST_LIMIT_EXCEEDED'
   /** Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403). */

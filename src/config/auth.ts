@@ -50,6 +50,11 @@ export const AuthEnv = z.object({
     .min(1000)
     .max(366 * 24 * 3600_000)
     .default(24 * 3600_000),
+  /**
+   * While the shared count (Redis) cannot be reached: `local` counts on in this instance from the
+   * last count it saw for each subject; `refuse` refuses paid calls (BUDGET_UNAVAILABLE). @default 'local'
+   */
+  BUDGET_WHEN_STORE_DOWN: z.enum(['local', 'refuse']).default('local'),
 });
 
 type AuthVars = z.output<typeof AuthEnv> & { UPSTREAM_URL?: string | undefined; NODE_ENV?: string | undefined };
@@ -88,7 +93,10 @@ export function authOf(env: z.output<typeof AuthEnv>) {
     /** Unset only for `sandbox` until main fills it with the sandbox's token. */
     planToken: env.UPSTREAM_TOKEN ?? env.UPSTREAM_TOKEN_FILE,
     /** Undefined: no budget (BUDGET_QUERIES unset). */
-    budget: env.BUDGET_QUERIES === undefined ? undefined : { queries: env.BUDGET_QUERIES, windowMs: env.BUDGET_WINDOW_MS },
+    budget:
+      env.BUDGET_QUERIES === undefined
+        ? undefined
+        : { queries: env.BUDGET_QUERIES, windowMs: env.BUDGET_WINDOW_MS, whenStoreDown: env.BUDGET_WHEN_STORE_DOWN },
   };
 }
 

@@ -19,7 +19,7 @@ export interface ApqBounds {
 
 const DEFAULT_BOUNDS: ApqBounds = DEFAULTS.persistedQueries;
 
-/** This process's store (or a cluster primary's), an LRU bounded in entries and bytes. */
+/** This process's store, an LRU bounded in entries and bytes. */
 export function memoryApqStore(bounds: ApqBounds = DEFAULT_BOUNDS): ApqStore {
   const cache = new LRUCache<string, string>({
     max: bounds.maxEntries,

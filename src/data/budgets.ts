@@ -28,9 +28,10 @@ export interface BudgetCounter {
 /** Subjects counted at once in one process's memory, at most; the oldest windows go first. */
 const MAX_SUBJECTS = 100_000;
 
-/** One process's counts (or a cluster primary's, which its workers ask: by key, for their refunds too). */
-export function memoryBudgets(): BudgetCounter & { refund(key: string, cost: number): Promise<void> } {
+/** One process's counts; a key it has not counted starts at `from(key)` (or higher, where it counted before). */
+export function memoryBudgets(from: (key: string) => number = () => 0): BudgetCounter {
   const counts = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+  const now = (key: string) => Math.max(counts.get(key) ?? 0, from(key));
   const refund = (key: string, back: number) => {
     const now = counts.get(key);
     if (now !== undefined) counts.set(key, Math.max(0, now - back), { noUpdateTTL: true });
@@ -38,14 +39,13 @@ export function memoryBudgets(): BudgetCounter & { refund(key: string, cost: num
   };
   return {
     charge: (key, cost, limit, ttlMs) => {
-      const spent = counts.get(key) ?? 0;
+      const spent = now(key);
       const back = (c: number) => refund(key, c);
       if (spent + cost > limit) return Promise.resolve({ taken: false, spent, refund: back });
       counts.set(key, spent + cost, counts.has(key) ? { noUpdateTTL: true } : { ttl: ttlMs });
       return Promise.resolve({ taken: true, spent: spent + cost, refund: back });
     },
-    refund,
-    spent: (key) => Promise.resolve(counts.get(key) ?? 0),
+    spent: (key) => Promise.resolve(now(key)),
   };
 }
 
@@ -77,10 +77,19 @@ export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): Bud
   };
 }
 
+/** A paid call refused because the shared count cannot be reached (BUDGET_WHEN_STORE_DOWN=refuse): it was not sent. */
+export class BudgetUnavailableError extends Error {
+  override readonly name = 'BudgetUnavailableError';
+  constructor(cause: Error) {
+    super('the budget store cannot be reached', { cause });
+  }
+}
+
 /**
- * A shared counter (Redis, or the cluster's primary) with this process's own behind it: while
- * the shared one fails or does not answer within `timeoutMs`, each process counts on its own,
- * so a budget is never worse than one process's; `onProblem` hears of every such time. A
+ * A shared counter (Redis) with this process's own behind it. While the shared one fails or does
+ * not answer within `timeoutMs`, `local` counts on in this process from the last count the
+ * shared one gave for each key (so a subject who had spent it all gets nothing more), and
+ * `refuse` refuses charges with BudgetUnavailableError; `onProblem` hears of every such time. A
  * refund goes to the count that took the charge. A shared answer that comes after the time-out
  * still counts there: the charge is then counted twice, never missed.
  */
@@ -88,29 +97,42 @@ export function withLocalCount(
   shared: BudgetCounter,
   onProblem: (error: Error) => void,
   timeoutMs: number,
-  local: BudgetCounter = memoryBudgets(),
+  whenDown: 'local' | 'refuse' = 'local',
 ): BudgetCounter {
-  const either = <T>(work: () => Promise<T>, alone: () => Promise<T>): Promise<T> => {
+  /** The last count the shared store gave for each key. */
+  const seen = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+  const local = memoryBudgets((key) => seen.get(key) ?? 0);
+  const saw = (key: string, spent: number) => void seen.set(key, Math.max(seen.get(key) ?? 0, spent));
+  const either = <T>(work: () => Promise<T>, alone: (error: Error) => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('the budget store timed out')), timeoutMs);
     });
     return Promise.race([work(), late])
-      .catch((error: unknown) => {
-        onProblem(error instanceof Error ? error : new Error(String(error)));
-        return alone();
+      .catch((thrown: unknown) => {
+        const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+        onProblem(error);
+        return alone(error);
       })
       .finally(() => clearTimeout(timer));
   };
   return {
     charge: (key, cost, limit, ttlMs) =>
       either(
-        () => shared.charge(key, cost, limit, ttlMs),
-        () => local.charge(key, cost, limit, ttlMs),
+        async () => {
+          const charged = await shared.charge(key, cost, limit, ttlMs);
+          saw(key, charged.spent);
+          return charged;
+        },
+        (error) => (whenDown === 'refuse' ? Promise.reject(new BudgetUnavailableError(error)) : local.charge(key, cost, limit, ttlMs)),
       ),
     spent: (key) =>
       either(
-        () => shared.spent(key),
+        async () => {
+          const spent = await shared.spent(key);
+          saw(key, spent);
+          return spent;
+        },
         () => local.spent(key),
       ),
     close: () => shared.close?.() ?? Promise.resolve(),

@@ -17,7 +17,7 @@ export interface LocalFirstOptions {
 const TROUBLE_MS = 30_000;
 
 /**
- * A shared store (the cluster primary's, or Redis) behind this process's own calls in flight
+ * A shared store (Redis) behind this process's own calls in flight
  * and answers. Only the first of this process's callers for a key asks the shared store; the
  * others wait for that caller here. Every answer this process settles is kept here too, and read
  * while the shared store is in trouble (gone, or failing or timing out in the last 30 s): so when

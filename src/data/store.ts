@@ -25,12 +25,12 @@ export interface ClaimOptions {
 
 /**
  * Where lookups meet: kept answers and calls in flight, so that one lookup is paid for once.
- * Implemented for one process (MemoryStore), for the workers of an instance (ClusterStore,
- * over the primary's MemoryStore) and for instances sharing Redis (RedisStore). Every method
+ * Implemented for one process (MemoryStore) and for instances sharing Redis (RedisStore,
+ * behind each process's LocalFirstStore). Every method
  * resolves: a store that cannot answer says `lead`, so an outage costs a call, never an error.
  */
 export interface SharedLookupStore {
-  readonly kind: 'memory' | 'cluster' | 'redis';
+  readonly kind: 'memory' | 'redis';
   claim(key: string, options: ClaimOptions): Promise<Claim>;
   /** A kept entry, read without joining or leading anything (undefined when none, or when the store cannot answer). */
   peek(key: string): Promise<string | undefined>;
@@ -79,16 +79,11 @@ export class MemoryStore implements SharedLookupStore {
     return Promise.resolve(this.#lru.get(key));
   }
 
-  /** The kept entry, answered at once (the cluster primary serves workers with it). */
-  peekNow(key: string): string | undefined {
-    return this.#lru.get(key);
-  }
-
   keep(key: string, entry: string, ttlMs: number): void {
     if (ttlMs > 0) this.#lru.set(key, entry, { ttl: ttlMs });
   }
 
-  /** The claim, answered at once (the cluster primary serves workers with it). */
+  /** The claim, answered at once (LocalFirstStore's calls in flight take it so). */
   claimNow(key: string, options: ClaimOptions): Claim {
     if (options.read) {
       const entry = this.#lru.get(key);

@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { memoryApqStore, redisApqStore, type ApqStore } from './apq-store.js';
 import { memoryBudgets, redisBudgets, withLocalCount, type BudgetCounter } from './budgets.js';
-import { ClusterStore } from './cluster-store.js';
 import { LocalFirstStore } from './local-first-store.js';
 import { RedisStore, type StoreOp } from './redis-store.js';
 import { MemoryStore, type SharedLookupStore } from './store.js';
@@ -14,7 +13,7 @@ export function storeKind(cache: Config['cache']): 'none' | 'redis' | 'memory' {
   return cache.redisUrl ? 'redis' : 'memory';
 }
 
-/** The in-memory store: this process's, or (in a cluster) the primary's, which its workers ask. */
+/** The in-memory store: this process's own. */
 export function createMemoryStore(cache: Config['cache']): MemoryStore {
   return new MemoryStore({ maxEntries: cache.maxEntries, maxBytes: cache.maxBytes, coalesce: cache.coalesce });
 }
@@ -22,27 +21,25 @@ export function createMemoryStore(cache: Config['cache']): MemoryStore {
 export interface StoreDeps {
   logger: Logger;
   metrics: Metrics;
-  /** A cluster worker's in-memory store is its primary's. */
-  clusterWorker?: boolean;
 }
 
 /**
- * The store `storeKind` names for this process. A shared one (the primary's, or Redis) sits
- * behind this process's own calls in flight, so that it can cost at most one call per key and
- * process when it stalls; its errors and time-outs are counted and logged.
+ * The store `storeKind` names for this process. Redis sits behind this process's own calls in
+ * flight, so that it can cost at most one call per key and process when it stalls; its errors
+ * and time-outs are counted and logged.
  */
 export function createStore(config: Config, deps: StoreDeps): SharedLookupStore | undefined {
   const kind = storeKind(config.cache);
   if (kind === 'none') return undefined;
-  if (kind === 'memory' && !deps.clusterWorker) return createMemoryStore(config.cache);
-  const report = storeProblems(kind === 'memory' ? 'cluster' : 'redis', deps);
+  if (kind === 'memory') return createMemoryStore(config.cache);
+  const report = storeProblems(deps);
   // The local store reads its own answers while the shared one is in trouble: it hears of each problem.
   let local: LocalFirstStore | undefined;
   const problem = (op: StoreOp, error: Error) => {
     local?.troubled();
     report(op, error);
   };
-  const shared = kind === 'memory' ? new ClusterStore() : createRedisStore(config, deps, problem);
+  const shared = createRedisStore(config, deps, problem);
   local = new LocalFirstStore(shared, {
     keep: { maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
     onTimeout: () => report('claim', new Error('the store did not answer a claim in time')),
@@ -57,7 +54,7 @@ export function createStore(config: Config, deps: StoreDeps): SharedLookupStore 
 export function createApqStore(config: Config, deps: Pick<StoreDeps, 'logger' | 'metrics'>): ApqStore {
   const bounds = config.persistedQueries;
   if (!config.cache.redisUrl) return memoryApqStore(bounds);
-  const problem = storeProblems('redis', deps);
+  const problem = storeProblems(deps);
   return redisApqStore({
     url: config.cache.redisUrl,
     cluster: config.cache.redisCluster,
@@ -71,14 +68,15 @@ const BUDGET_STORE_TIMEOUT_MS = 500;
 
 /**
  * Where the subjects' budgets are counted: in Redis with REDIS_URL (every instance), else in
- * this process (a cluster worker is given its primary's instead: src/process/budgets.ts).
- * While the shared count fails, each process counts on its own, each time counted and logged.
+ * this process. While the shared count fails, each instance counts on from the last count it
+ * saw, or refuses paid calls (BUDGET_WHEN_STORE_DOWN), each time counted and logged.
  */
 export function createBudgets(config: Config, deps: Pick<StoreDeps, 'logger' | 'metrics'>): BudgetCounter {
   if (!config.cache.redisUrl) return memoryBudgets();
-  const problem = storeProblems('redis', deps);
+  const problem = storeProblems(deps);
   const shared = redisBudgets({ url: config.cache.redisUrl, cluster: config.cache.redisCluster }, BUDGET_STORE_TIMEOUT_MS);
-  return withLocalCount(shared, (error) => problem('budget', error), BUDGET_STORE_TIMEOUT_MS);
+  const whenDown = config.auth?.budget?.whenStoreDown ?? 'local';
+  return withLocalCount(shared, (error) => problem('budget', error), BUDGET_STORE_TIMEOUT_MS, whenDown);
 }
 
 function createRedisStore(config: Config, { logger }: StoreDeps, onError: (op: StoreOp, error: Error) => void): RedisStore {
@@ -107,11 +105,11 @@ const LOG_EVERY_MS = 10_000;
  * LOG_EVERY_MS for each step and kind, with how many went unlogged since: a store that fails
  * every command must not turn each lookup into a log line.
  */
-export function storeProblems(store: 'redis' | 'cluster', { logger, metrics }: Pick<StoreDeps, 'logger' | 'metrics'>) {
+export function storeProblems({ logger, metrics }: Pick<StoreDeps, 'logger' | 'metrics'>) {
   const logged = new Map<string, { at: number; unlogged: number }>();
   return (op: StoreOp, error: Error): void => {
     const kind = problemKind(error);
-    metrics.storeError(store, op, kind);
+    metrics.storeError('redis', op, kind);
     const key = `${op}:${kind}`;
     const now = performance.now();
     const last = logged.get(key);
@@ -121,7 +119,7 @@ export function storeProblems(store: 'redis' | 'cluster', { logger, metrics }: P
     }
     logged.set(key, { at: now, unlogged: 0 });
     logger.warn(
-      { cache: store, op, kind, error: error.message, unloggedSinceLast: last?.unlogged ?? 0 },
+      { cache: 'redis', op, kind, error: error.message, unloggedSinceLast: last?.unlogged ?? 0 },
       `cache store ${kind}: lookups are shared within this process only until it recovers`,
     );
   };

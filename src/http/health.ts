@@ -98,7 +98,7 @@ export function createOpsServer(ops: OpsAnswers): Server {
 
 /**
  * One answer for every caller that asks while it is being made, and for `reuseMs` after: a flood
- * of scrapes or probes costs one gathering (in a cluster, one round of every worker's) at a time,
+ * of scrapes or probes costs one gathering at a time,
  * never one each. The operations port reuses a metrics text for a second, which no Prometheus
  * scrape interval sees.
  */

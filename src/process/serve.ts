@@ -1,20 +1,12 @@
-import cluster from 'node:cluster';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { AggregatorRegistry } from 'prom-client';
 import { createApp, type App } from '../app.js';
 import { GRAPHQL_PATH, type Config } from '../config.js';
-import { createStore, storeProblems } from '../data/stores.js';
 import { createHttpServer } from '../http/server.js';
 import type { Sandbox } from '../sandbox/server.js';
 import { Metrics } from '../telemetry/metrics.js';
-import { clusterApqStore } from './apq.js';
-import { clusterBudgets } from './budgets.js';
-import { withLocalCount, type BudgetCounter } from '../data/budgets.js';
-import { answerPrimary, askPrimary } from '../data/ipc.js';
 import { startOpsServer } from './ops.js';
-import { EXITING, METRICS, READY } from './primary.js';
 import { cannotListen, LISTEN_ERRORS, onStopSignals } from './signals.js';
 
 export interface ServeOptions {
@@ -28,29 +20,18 @@ export interface ServeOptions {
   sandbox?: Sandbox | undefined;
 }
 
-/** One gateway process (alone, or a cluster worker): the app on its socket, and a graceful stop. */
+/** The gateway's one process: the app on its socket, and a graceful stop. */
 export function serve(config: Config, logger: Logger, options: ServeOptions) {
   const metrics = new Metrics();
   if (options.logDropped) metrics.logDropped(options.logDropped);
-  if (cluster.isWorker) {
-    // prom-client answers the primary's gathering only once an AggregatorRegistry exists here too.
-    new AggregatorRegistry();
-    AggregatorRegistry.setRegistries([metrics.registry]);
-  }
   const app = createApp(config, {
     logger,
     metrics,
-    ...(cluster.isWorker ? { metricsText: () => askPrimary<string>(METRICS) } : {}),
     ...(options.graphiqlToken ? { graphiqlToken: options.graphiqlToken } : {}),
-    store: createStore(config, { logger, metrics, clusterWorker: cluster.isWorker }),
-    ...(cluster.isWorker && !config.cache.redisUrl ? { apqStore: clusterApqStore() } : {}),
-    ...(cluster.isWorker && !config.cache.redisUrl && config.auth?.budget ? { budgets: workerBudgets(logger, metrics) } : {}),
   });
   const server = createHttpServer(app, { ...config.http, onRefused: (code) => metrics.refused(code) });
-  // A worker's readiness is asked by its primary, which serves the operations port; alone, this process serves it.
-  if (cluster.isWorker) answerPrimary(READY, () => app.ops.readiness());
   // It closes with the process: through a stop it says /ready 503 and /health 200.
-  if (!cluster.isWorker && config.opsPort !== undefined) startOpsServer(config, logger, app.ops);
+  if (config.opsPort !== undefined) startOpsServer(config, logger, app.ops);
   const inFlight = countInFlight(server);
   listen(server, config, logger);
   let stopping = false;
@@ -81,8 +62,7 @@ function listen(server: Server, config: Config, logger: Logger): void {
   server.on('error', (error: NodeJS.ErrnoException) => {
     const listenError = LISTEN_ERRORS.find((e) => e.code === error.code);
     if (!listenError) throw error;
-    // In a cluster the primary says it, once for all workers.
-    if (!cluster.isWorker) process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
+    process.stderr.write(`${cannotListen(config, listenError.code)}\n`);
     process.exit(listenError.exitCode);
   });
   server.listen(config.port, config.host, () => {
@@ -111,9 +91,6 @@ async function stop(
     await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
   }
   logger.info({ signal, inFlight: inFlight.count, deadlineMs: config.shutdownTimeoutMs }, 'shutting down: no new connections');
-  // A worker whose listen the primary has not answered yet waits for the answer: closing first
-  // makes node's cluster code call close() on the null handle of a failed listen, and crash.
-  if (cluster.isWorker && !server.listening) await settledListen(server, 2000);
   // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
   server.close();
   server.closeIdleConnections();
@@ -130,24 +107,7 @@ async function stop(
   await options.sandbox?.close();
   logger.info('stopped');
   await options.flushLogs();
-  // Told, the primary does not wait on an exit that a DNS lookup in libuv's threads holds.
-  if (cluster.isWorker) await Promise.race([askPrimary(EXITING, process.pid).catch(() => {}), new Promise((r) => setTimeout(r, 200))]);
   process.exit(0);
-}
-
-/** Resolves once `server` listens or fails to, or after `withinMs`. */
-function settledListen(server: Server, withinMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      server.off('listening', done);
-      server.off('error', done);
-      resolve();
-    };
-    const timer = setTimeout(done, withinMs);
-    server.once('listening', done);
-    server.once('error', done);
-  });
 }
 
 /** Responses not yet closed, and who is told when there are none left. */
@@ -168,10 +128,4 @@ function waitForDrain(inFlight: InFlight, deadlineMs: number): Promise<boolean> 
         resolve(true);
       });
   });
-}
-
-/** A worker's budgets: its primary's count, or its own while the primary does not answer within a second. */
-function workerBudgets(logger: Logger, metrics: Metrics): BudgetCounter {
-  const problem = storeProblems('cluster', { logger, metrics });
-  return withLocalCount(clusterBudgets(), (error) => problem('budget', error), 1000);
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 
-/** Exit codes when the port cannot be had; a worker's tells its primary why, which says it once and starts no other. */
+/** Exit codes when the port cannot be had, one for each reason, so that a supervisor can tell them apart. */
 export const LISTEN_ERRORS = [
   { code: 'EADDRINUSE', exitCode: 78 },
   { code: 'EACCES', exitCode: 77 },
@@ -25,8 +25,8 @@ export function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number
 
 /**
  * SIGINT and SIGTERM, every time they come: Ctrl-C, systemd and npm signal the whole process
- * group, so a worker gets the signal from the terminal and again from its primary (and the
- * primary from npm or tsx as well). A one-shot listener would let the second one kill it.
+ * group, so the gateway gets the signal from the terminal and again from npm or tsx. A one-shot
+ * listener would let the second one kill it.
  */
 export function onStopSignals(stop: (signal: NodeJS.Signals) => void): void {
   process.on('SIGINT', stop);

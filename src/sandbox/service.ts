@@ -86,7 +86,7 @@ export class RestService {
         return {
           status: 429,
           json: { message: 'Too Many Attempts.' },
-          headers: { 'retry-after': String(this.faults.retryAfterSeconds ?? THROTTLE_RETRY_AFTER_S) },
+          headers: this.faults.retryAfter === null ? {} : { 'retry-after': String(this.faults.retryAfter ?? THROTTLE_RETRY_AFTER_S) },
         };
       case 'otherClientError':
         return fail(422, 'unprocessable_entity', 'La solicitud no se pudo procesar.');

@@ -29,8 +29,8 @@ export interface SandboxFaults {
   pathLatencyMs?: Partial<Record<string, number>>;
   /** The next N calls answer 503, whatever they ask; then normal service. */
   failNext?: number;
-  /** `Retry-After` of the throttled trigger's 429, in seconds. @default 30 */
-  retryAfterSeconds?: number;
+  /** `Retry-After` of the throttled trigger's 429, as sent: seconds, an HTTP date, anything; `null` sends none. @default 30 */
+  retryAfter?: string | number | null;
   /** The registry's sources are down: every call answers 503 upstream_unavailable until they are up again. */
   sourcesDown?: boolean;
   /**

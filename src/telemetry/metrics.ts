@@ -74,7 +74,7 @@ export class Metrics {
   });
   readonly #storeErrors = new Counter({
     name: 'gateway_cache_store_errors_total',
-    help: 'Commands of the shared store (Redis, or the cluster primary) that failed or timed out, by step and kind; each costs at most one call per key and process',
+    help: 'Commands of the shared store (Redis) that failed or timed out, by step and kind; each costs at most one call per key and process',
     labelNames: ['store', 'op', 'kind'] as const,
     registers: [this.registry],
   });
@@ -91,7 +91,7 @@ export class Metrics {
   });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
-    help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open (the worst worker, in a cluster)',
+    help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open',
     labelNames: ['origin'] as const,
     aggregator: 'max',
     registers: [this.registry],
@@ -100,14 +100,14 @@ export class Metrics {
   #upstreamLoad: () => { inFlight: number; waiting: number } = () => ({ inFlight: 0, waiting: 0 });
   readonly #upstreamInFlight: Gauge = new Gauge({
     name: 'gateway_upstream_calls_in_flight',
-    help: 'Upstream calls holding one of the connections now (the sum over workers, in a cluster)',
+    help: 'Upstream calls holding one of the connections now',
     aggregator: 'sum',
     registers: [this.registry],
     collect: () => this.#upstreamInFlight.set(this.#upstreamLoad().inFlight),
   });
   readonly #upstreamWaiting: Gauge = new Gauge({
     name: 'gateway_upstream_calls_waiting',
-    help: 'Upstream calls waiting for a free connection, shared fairly among tokens (the sum over workers, in a cluster)',
+    help: 'Upstream calls waiting for a free connection, shared fairly among tokens',
     aggregator: 'sum',
     registers: [this.registry],
     collect: () => this.#upstreamWaiting.set(this.#upstreamLoad().waiting),

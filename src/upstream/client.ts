@@ -62,6 +62,7 @@ export class UpstreamClient {
         baseUrl,
         connections: options.connections ?? DEFAULTS.upstream.connections,
         maxResponseBytes: options.maxResponseBytes,
+        retryAfterMaxMs: options.retryAfterMaxMs,
       });
       const breaker = createBreaker(options.breaker ?? DEFAULTS.upstream.breaker, (state) =>
         options.onBreakerChange?.({ origin: name, url: origin.url, state }),

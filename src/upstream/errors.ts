@@ -70,8 +70,8 @@ export class UpstreamHttpError extends UpstreamError {
   readonly reason: HttpRefusal;
   /** Not an answer to this call: an earlier refusal of the same token (or operation) repeated, and no call made. */
   readonly withoutCall: boolean;
-  /** A throttling 429's `Retry-After`, in seconds from when it came. */
-  readonly retryAfterSeconds: number | undefined;
+  /** A throttling 429's `Retry-After` as honoured (bounded: `honouredRetryAfterMs`), in ms from when it came. */
+  readonly retryAfterMs: number | undefined;
   constructor(fields: {
     path: string;
     status: number;
@@ -79,7 +79,7 @@ export class UpstreamHttpError extends UpstreamError {
     upstreamRetryable?: boolean | undefined;
     upstreamMessage?: string | undefined;
     withoutCall?: boolean | undefined;
-    retryAfterSeconds?: number | undefined;
+    retryAfterMs?: number | undefined;
   }) {
     const said = `${fields.status} ${fields.upstreamCode ?? '(no code)'}`;
     super(
@@ -88,11 +88,16 @@ export class UpstreamHttpError extends UpstreamError {
     );
     this.reason = refusalOf(fields.status, fields.upstreamCode, fields.upstreamMessage);
     this.withoutCall = fields.withoutCall ?? false;
-    this.retryAfterSeconds = fields.retryAfterSeconds;
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+
+  /** The wait honoured, in whole seconds rounded up (`extensions.retryAfterSeconds`). */
+  get retryAfterSeconds(): number | undefined {
+    return this.retryAfterMs === undefined ? undefined : Math.ceil(this.retryAfterMs / 1000);
   }
 
   /** `refusal` again for a call to `path` that is not made. */
-  static repeated(refusal: UpstreamHttpError, path: string, retryAfterSeconds = refusal.retryAfterSeconds): UpstreamHttpError {
+  static repeated(refusal: UpstreamHttpError, path: string, retryAfterMs = refusal.retryAfterMs): UpstreamHttpError {
     const { status, upstreamCode, upstreamRetryable, upstreamMessage } = refusal;
     return new UpstreamHttpError({
       path,
@@ -101,7 +106,7 @@ export class UpstreamHttpError extends UpstreamError {
       upstreamRetryable,
       upstreamMessage,
       withoutCall: true,
-      retryAfterSeconds,
+      retryAfterMs,
     });
   }
 }
@@ -251,7 +256,7 @@ export interface UpstreamErrorData {
   reason?: string | undefined;
   sent?: boolean | undefined;
   issues?: readonly string[] | undefined;
-  retryAfterSeconds?: number | undefined;
+  retryAfterMs?: number | undefined;
 }
 
 export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
@@ -259,8 +264,8 @@ export function upstreamErrorData(error: UpstreamError): UpstreamErrorData {
   const reason = error instanceof UpstreamUnavailableError || error instanceof UpstreamInvalidResponseError ? error.reason : undefined;
   const issues = error instanceof UpstreamInvalidResponseError ? error.issues : undefined;
   const sent = error instanceof UpstreamUnavailableError ? error.sent : undefined;
-  const retryAfterSeconds = error instanceof UpstreamHttpError ? error.retryAfterSeconds : undefined;
-  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, sent, issues, retryAfterSeconds };
+  const retryAfterMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;
+  return { kind, path, status, upstreamCode, upstreamRetryable, upstreamMessage, reason, sent, issues, retryAfterMs };
 }
 
 /** The same failure again, from `upstreamErrorData`. */

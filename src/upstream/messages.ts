@@ -24,16 +24,20 @@ export function refusalInMessage(message: string | undefined): (typeof RECOGNISE
   return RECOGNISED_MESSAGES.find((m) => m.pattern.test(message))?.refusal;
 }
 
+/** How long a throttle whose `Retry-After` is missing or unreadable holds a caller back. */
+const WITHOUT_RETRY_AFTER_MS = 1000;
+
 /**
- * `Retry-After` in whole seconds from now: delta-seconds, or an HTTP date (RFC 9110 10.2.3);
- * undefined when absent or unreadable.
+ * The wait a throttling 429's `Retry-After` asks for, in ms from now, as honoured: delta-seconds
+ * or an HTTP date (RFC 9110 10.2.3), at most `maxMs` (a longer, infinite or far-off one counts as
+ * that, so that one answer cannot lock a token out); 1 s when absent or unreadable.
  */
-export function retryAfterSeconds(header: string | undefined, now = Date.now()): number | undefined {
-  if (!header) return undefined;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+export function honouredRetryAfterMs(header: string | undefined, maxMs: number, now = Date.now()): number {
+  const value = header?.trim() ?? '';
+  // An HTTP date starts with its day's name; Date.parse alone would also read '-5' or '1.5' as dates.
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : /^[A-Za-z]{3}/.test(value) ? Date.parse(value) - now : NaN;
+  if (Number.isNaN(ms)) return WITHOUT_RETRY_AFTER_MS;
+  return Math.min(Math.max(0, ms), maxMs);
 }
 
 /**

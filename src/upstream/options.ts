@@ -24,6 +24,8 @@ export interface UpstreamClientOptions {
   connections?: number;
   /** Largest answer body read. @default MAX_RESPONSE_BYTES */
   maxResponseBytes?: number;
+  /** The longest `Retry-After` of a throttling 429 honoured. @default the configuration's default (src/config.ts) */
+  retryAfterMaxMs?: number;
   /** Every call that reached the network, for logs and metrics. */
   onCall?: (call: UpstreamCallInfo) => void;
   /** Breaker state changes, per origin. */

@@ -11,7 +11,7 @@ import {
   UpstreamInvalidResponseError,
   UpstreamUnavailableError,
 } from './errors.js';
-import { retryAfterSeconds, scrubbed } from './messages.js';
+import { honouredRetryAfterMs, scrubbed } from './messages.js';
 import { MAX_RESPONSE_BYTES } from './options.js';
 import { EnvelopeSchema } from './schemas.js';
 
@@ -22,6 +22,8 @@ export interface OriginOptions {
   connections?: number;
   /** Largest answer body read; a larger one is treated as unusable. @default 1048576 */
   maxResponseBytes?: number;
+  /** The longest `Retry-After` honoured. @default UPSTREAM_RETRY_AFTER_MAX_MS' default */
+  retryAfterMaxMs?: number;
 }
 
 /** What one call that reached the network did; carries no token and no body. */
@@ -54,6 +56,7 @@ export class Origin {
   readonly #prefix: string;
   readonly #pool: Pool;
   readonly #origin: string;
+  readonly #retryAfterMaxMs: number;
 
   constructor(options: OriginOptions) {
     let url: URL;
@@ -72,6 +75,7 @@ export class Origin {
     this.url = url.origin + this.#prefix;
     this.#origin = url.origin;
     const maxResponseBytes = positive(options.maxResponseBytes ?? MAX_RESPONSE_BYTES, 'maxResponseBytes');
+    this.#retryAfterMaxMs = positive(options.retryAfterMaxMs ?? DEFAULTS.upstream.retryAfterMaxMs, 'retryAfterMaxMs');
     this.#pool = new Pool(url.origin, {
       connections: positive(options.connections ?? DEFAULTS.upstream.connections, 'connections'),
       // One request per connection: the upstream is a plain HTTP/1.1 API and pipelining
@@ -101,7 +105,7 @@ export class Origin {
    */
   post<T>(path: string, body: unknown, token: string, read: Reader<T>, options: PostOptions): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const call = new Call(path, read, resolve, reject, options.timeoutMs, token, options.secrets);
+      const call = new Call(path, read, resolve, reject, options.timeoutMs, token, options.secrets, this.#retryAfterMaxMs);
       this.#pool.dispatch(
         {
           origin: this.#origin,
@@ -130,8 +134,8 @@ class Call<T> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
   /** undici is about to write the request on a connection: from here on the upstream may receive (and bill) it. */
   #sent = false;
-  /** A throttling 429's `Retry-After`, in seconds. */
-  retryAfterSeconds: number | undefined;
+  /** A throttling 429's `Retry-After`, as honoured, in ms. */
+  retryAfterMs: number | undefined;
   #status: number | undefined;
   #settled = false;
   #chunks: Buffer[] = [];
@@ -148,6 +152,8 @@ class Call<T> implements Dispatcher.DispatchHandler {
     readonly token: string,
     /** The call's other secrets, scrubbed likewise. */
     readonly secrets: readonly string[] | undefined,
+    /** The longest `Retry-After` honoured. */
+    readonly retryAfterMaxMs: number,
   ) {
     this.#timer = setTimeout(onTimeout, timeoutMs, this);
   }
@@ -195,7 +201,7 @@ class Call<T> implements Dispatcher.DispatchHandler {
     // Throttling says when to come back; read only then.
     if (statusCode === 429) {
       const header = headers['retry-after'];
-      this.retryAfterSeconds = retryAfterSeconds(Array.isArray(header) ? header[0] : header);
+      this.retryAfterMs = honouredRetryAfterMs(Array.isArray(header) ? header[0] : header, this.retryAfterMaxMs);
     }
   }
 
@@ -249,11 +255,11 @@ interface Asked<T> {
   readonly read: Reader<T>;
   readonly token: string;
   readonly secrets: readonly string[] | undefined;
-  readonly retryAfterSeconds: number | undefined;
+  readonly retryAfterMs: number | undefined;
 }
 
 /** Turns one answer (status and body text) into the record, or into the error it means. */
-function interpret<T>({ path, read, token, secrets, retryAfterSeconds }: Asked<T>, status: number, text: string): T {
+function interpret<T>({ path, read, token, secrets, retryAfterMs }: Asked<T>, status: number, text: string): T {
   // Redirects are not followed: the REST API has none, and a proxy's login page is no record.
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
@@ -262,7 +268,7 @@ function interpret<T>({ path, read, token, secrets, retryAfterSeconds }: Asked<T
   } catch {
     // A 4xx keeps its meaning without a body (a 401 is a 401); a 5xx without JSON is unavailable;
     // a 2xx without JSON (204 included) was billed and is unusable.
-    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status, retryAfterSeconds });
+    if (status >= 400 && status < 500) throw new UpstreamHttpError({ path, status, retryAfterMs });
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
     throw new UpstreamInvalidResponseError({ path, status, reason: 'not_json' });
   }
@@ -273,12 +279,12 @@ function interpret<T>({ path, read, token, secrets, retryAfterSeconds }: Asked<T
     if (status >= 500) throw new UpstreamUnavailableError({ path, reason: 'status', status });
     // A framework's own body (a rate limiter's `{"message": "Too Many Attempts."}`): its message, scrubbed, is kept.
     const said = typeof (json as { message?: unknown } | null)?.message === 'string' ? (json as { message: string }).message : undefined;
-    throw new UpstreamHttpError({ path, status, upstreamMessage: said && scrubbed(said, token, secrets), retryAfterSeconds });
+    throw new UpstreamHttpError({ path, status, upstreamMessage: said && scrubbed(said, token, secrets), retryAfterMs });
   }
   const { success, code, retryable, message, data } = envelope.data;
   if (!ok || !success) {
     const said = message && scrubbed(message, token, secrets);
-    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said, retryAfterSeconds };
+    const fields = { path, status, upstreamCode: code, upstreamRetryable: retryable, upstreamMessage: said, retryAfterMs };
     if (status >= 500) throw new UpstreamUnavailableError({ ...fields, reason: 'status' });
     throw new UpstreamHttpError(fields);
   }

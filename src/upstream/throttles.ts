@@ -1,9 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { UpstreamHttpError } from './errors.js';
 
-/** How long a throttle without `Retry-After` holds a caller's new calls back. */
-const WITHOUT_RETRY_AFTER_S = 1;
-
 /** A throttled caller: until when (performance.now() time), and the refusal that said so. */
 interface Throttle {
   until: number;
@@ -21,8 +18,10 @@ export class Throttles {
   /** Takes note of a refusal; anything but throttling is ignored. */
   note(caller: string, error: unknown): void {
     if (!(error instanceof UpstreamHttpError) || error.reason !== 'rate_limited') return;
-    const seconds = error.retryAfterSeconds ?? WITHOUT_RETRY_AFTER_S;
-    this.#byCaller.set(caller, { until: performance.now() + seconds * 1000, refusal: error }, { ttl: seconds * 1000 });
+    // Every throttling 429 carries the wait honoured (src/upstream/messages.ts bounds it).
+    const ms = error.retryAfterMs ?? 0;
+    if (ms <= 0) return;
+    this.#byCaller.set(caller, { until: performance.now() + ms, refusal: error }, { ttl: ms });
   }
 
   /**
@@ -37,7 +36,7 @@ export class Throttles {
     const waitMs = throttled.until - now;
     if (waitMs <= 0) return undefined;
     if (waitMs + 1000 > deadlineAt - now) {
-      return { refusal: UpstreamHttpError.repeated(throttled.refusal, path, Math.max(1, Math.ceil(waitMs / 1000))) };
+      return { refusal: UpstreamHttpError.repeated(throttled.refusal, path, waitMs) };
     }
     return { waitMs };
   }

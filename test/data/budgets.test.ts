@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryBudgets, withLocalCount, type BudgetCounter } from '../../src/data/budgets.js';
+import { BudgetUnavailableError, memoryBudgets, withLocalCount, type BudgetCounter } from '../../src/data/budgets.js';
 
 /** A shared count that fails while `down` is set, as a Redis that is away does. */
 function flaky(): BudgetCounter & { down: boolean; inner: ReturnType<typeof memoryBudgets> } {
@@ -17,19 +17,45 @@ function flaky(): BudgetCounter & { down: boolean; inner: ReturnType<typeof memo
 describe('budgets with a local count behind a shared one', () => {
   it('gives a refund back to the count that took the charge, not to the other one', async () => {
     const shared = flaky();
-    const local = memoryBudgets();
     const problems: string[] = [];
-    const budgets = withLocalCount(shared, (e) => problems.push(e.message), 200, local);
+    const budgets = withLocalCount(shared, (e) => problems.push(e.message), 200);
     await budgets.charge('k', 2, 10, 60_000);
     shared.down = true;
     const whileDown = await budgets.charge('k', 3, 10, 60_000);
-    expect(whileDown).toMatchObject({ taken: true, spent: 3 });
-    shared.down = false;
+    expect(whileDown).toMatchObject({ taken: true, spent: 5 });
     await whileDown.refund(3);
+    expect(await budgets.spent('k')).toBe(2);
+    shared.down = false;
     // The shared count keeps the charge it took; the local one gave its own back.
     expect(await shared.inner.spent('k')).toBe(2);
-    expect(await local.spent('k')).toBe(0);
-    expect(problems).toEqual(['connection refused']);
+    expect(problems).toEqual(['connection refused', 'connection refused']);
+  });
+
+  it('counts on from the last count the shared one gave while it is down: a budget spent stays spent', async () => {
+    const shared = flaky();
+    const budgets = withLocalCount(shared, () => undefined, 200);
+    for (let i = 0; i < 5; i++) expect((await budgets.charge('k', 1, 5, 60_000)).taken).toBe(true);
+    shared.down = true;
+    const whileDown = await Promise.all(Array.from({ length: 200 }, () => budgets.charge('k', 1, 5, 60_000)));
+    expect(whileDown.filter((c) => c.taken)).toHaveLength(0);
+    // A key read but never charged here counts on from what was read.
+    shared.down = false;
+    await shared.inner.charge('read', 4, 5, 60_000);
+    expect(await budgets.spent('read')).toBe(4);
+    shared.down = true;
+    const charges = await Promise.all(Array.from({ length: 10 }, () => budgets.charge('read', 1, 5, 60_000)));
+    expect(charges.filter((c) => c.taken)).toHaveLength(1);
+  });
+
+  it("with 'refuse', refuses every charge while the shared count is down, and reads on from the last count seen", async () => {
+    const shared = flaky();
+    const budgets = withLocalCount(shared, () => undefined, 200, 'refuse');
+    await budgets.charge('k', 2, 10, 60_000);
+    shared.down = true;
+    await expect(budgets.charge('k', 1, 10, 60_000)).rejects.toBeInstanceOf(BudgetUnavailableError);
+    expect(await budgets.spent('k')).toBe(2);
+    shared.down = false;
+    expect((await budgets.charge('k', 1, 10, 60_000)).spent).toBe(3);
   });
 
   it('never lets concurrent charges pass the limit together, and never goes below zero', async () => {

@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -88,16 +87,13 @@ describe('a browser app in sign-in mode (urql, another origin, CORS preflight)',
     idp = await startIdentityProvider();
     const key = await idp.addKey('RS256');
     sandbox = await startSandbox({ tokens: [{ token: PLAN, plan: 'pro', quota: 1000 }] });
-    signedIn = await spawnGateway(
-      {
-        UPSTREAM_URL: sandbox.url,
-        AUTH_JWKS_URL: idp.jwksUrl,
-        AUTH_ISSUER: idp.issuer,
-        AUTH_AUDIENCE: idp.audience,
-        UPSTREAM_TOKEN: PLAN,
-      },
-      availableParallelism(),
-    );
+    signedIn = await spawnGateway({
+      UPSTREAM_URL: sandbox.url,
+      AUTH_JWKS_URL: idp.jwksUrl,
+      AUTH_ISSUER: idp.issuer,
+      AUTH_AUDIENCE: idp.audience,
+      UPSTREAM_TOKEN: PLAN,
+    });
     // The app's origin is the identity provider's server: its page, urql's modules, and its sign-in.
     for (const [path, file] of Object.entries(URQL_MODULES)) idp.serve(path, 'text/javascript', readFileSync(file, 'utf8'));
     idp.serve('/sign-in', 'application/json', JSON.stringify({ token: await idp.sign(key, 'browser-user') }));
@@ -117,20 +113,20 @@ describe('a browser app in sign-in mode (urql, another origin, CORS preflight)',
       const page = await browser.newPage();
       const preflights: string[] = [];
       page.on('request', (r) => r.method() === 'OPTIONS' && preflights.push(r.url()));
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(e.message));
+      page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
       await page.goto(`${idp.issuer}/app.html`, { waitUntil: 'load' });
       await page
-      .waitForFunction(() => document.getElementById('anonymous')?.textContent !== '…', undefined, { timeout: 30_000 })
-      .catch((error: Error) => {
-        throw new Error(`${error.message}: ${problems.join('; ')}`);
-      });
+        .waitForFunction(() => document.getElementById('anonymous')?.textContent !== '…', undefined, { timeout: 30_000 })
+        .catch((error: Error) => {
+          throw new Error(`${error.message}: ${problems.join('; ')}`);
+        });
       expect(await page.locator('#out').textContent()).toBe('COMERCIAL ANDINA S.A.C.');
       expect(await page.locator('#anonymous').textContent()).toBe('UNAUTHENTICATED');
       // Another origin, and a header no simple request may carry: Chromium sent the query only
-    // after a CORS preflight the gateway allowed (preflights are not shown to the page's events).
-    expect(new URL(idp.issuer).origin).not.toBe(new URL(signedIn!.url).origin);
+      // after a CORS preflight the gateway allowed (preflights are not shown to the page's events).
+      expect(new URL(idp.issuer).origin).not.toBe(new URL(signedIn!.url).origin);
       expect(sandbox.callsTo('/ruc').map((c) => c.headers.authorization)).toEqual([`Bearer ${PLAN}`]);
     },
   );

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -136,7 +135,7 @@ describe('refusals as the service sends them', () => {
   it('a throttle that fits the deadline is waited out without a call, then the lookup is made', async () => {
     const throttled = await startStack({ env: { CACHE: 'on' } });
     try {
-      throttled.sandbox.setFaults({ retryAfterSeconds: 2 });
+      throttled.sandbox.setFaults({ retryAfter: 2 });
       const first = await throttled.gql(`{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`);
       expect(first.body.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2 });
       const started = Date.now();
@@ -148,15 +147,45 @@ describe('refusals as the service sends them', () => {
       await throttled.close();
     }
   });
+
+  it('a Retry-After past UPSTREAM_RETRY_AFTER_MAX_MS counts as that bound: ten years, a date in 2100 or 400 digits hold the token back only that long', async () => {
+    const bounded = await startStack({ env: { UPSTREAM_RETRY_AFTER_MAX_MS: '1500' } });
+    try {
+      const tenYears = String(10 * 365 * 24 * 3600);
+      for (const [i, retryAfter] of [tenYears, 'Fri, 01 Jan 2100 00:00:00 GMT', '9'.repeat(400)].entries()) {
+        bounded.sandbox.setFaults({ retryAfter });
+        const first = await bounded.gql(`{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`);
+        expect(first.body.errors?.[0]?.extensions, retryAfter.slice(0, 20)).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2 });
+        // The token's next lookup waits out the 1.5 s honoured, then is made: not locked out.
+        const next = await bounded.gql(`{ contribuyente(ruc: "20501234568") { ruc } }`, undefined, {
+          headers: { 'cache-control': 'no-cache' },
+        });
+        expect(next.body.errors, retryAfter.slice(0, 20)).toBeUndefined();
+        expect(bounded.sandbox.callsTo('/ruc')).toHaveLength(2 * (i + 1));
+      }
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('a missing or unreadable Retry-After counts as 1 s, and retryAfterSeconds is always a whole number', async () => {
+    for (const retryAfter of [null, 'soon', '-5', '1.5']) {
+      stack.sandbox.setFaults({ retryAfter });
+      const { body } = await stack.gql(`{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`, undefined, { token: 'sandbox-low' });
+      expect(body.errors?.[0]?.extensions, String(retryAfter)).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 1 });
+      await new Promise((r) => setTimeout(r, 1100));
+    }
+    stack.sandbox.setFaults({});
+  });
 });
 
-/** `npm start`'s default workers, a sandbox of the test's own, a short time to live. */
-describe('the last good record while the registry is down (default workers)', () => {
+/** `npm start`, a sandbox of the test's own, a short time to live. */
+describe('the last good record while the registry is down (npm start)', () => {
   let sandbox: Sandbox;
   let gateway: SpawnedGateway | undefined;
   beforeAll(async () => {
     sandbox = await startSandbox();
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, CACHE_TTL_RUC_MS: '300', UPSTREAM_RETRIES: '0' }, availableParallelism());
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, CACHE_TTL_RUC_MS: '300', UPSTREAM_RETRIES: '0' });
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -168,7 +197,7 @@ describe('the last good record while the registry is down (default workers)', ()
     postBodyOnce(gateway!.url, { query: `{ contribuyente(ruc: "${ruc}") { ruc consultadoEn } }` }, { token, headers });
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  it('keeps consultadoEn on every worker: a cached record says when it was received', async () => {
+  it('keeps consultadoEn: a cached record says when it was received', async () => {
     const first = await ask('20602345671');
     const at = (first.body.data?.['contribuyente'] as { consultadoEn: string }).consultadoEn;
     const again = await Promise.all(Array.from({ length: 6 }, () => ask('20602345671')));

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { startIdentityProvider } from '../idp.js';
 /**
  * REDIS_CLUSTER=on over a real Redis Cluster on loopback ports (three primaries, three
  * replicas, Debian's redis-server and redis-cli --cluster create), with three instances
- * started as `npm start` starts them (one worker per core).
+ * started as `npm start` starts them.
  */
 const run = promisify(execFile);
 const QUERY = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
@@ -70,7 +70,7 @@ beforeAll(async () => {
     REDIS_CLUSTER: 'on',
     CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
   };
-  instances = await Promise.all([0, 1, 2].map(() => spawnGateway(env, availableParallelism())));
+  instances = await Promise.all([0, 1, 2].map(() => spawnGateway(env)));
   for (const g of instances) {
     const ready = g.url.replace(/\/graphql$/, '/ready');
     while (
@@ -134,7 +134,7 @@ describe('REDIS_CLUSTER=on, three instances over three primaries and three repli
         UPSTREAM_TOKEN: 'sandbox-pro',
         BUDGET_QUERIES: '4',
       };
-      signedIn.push(...(await Promise.all([0, 1].map(() => spawnGateway(env, availableParallelism())))));
+      signedIn.push(...(await Promise.all([0, 1].map(() => spawnGateway(env)))));
       const jwt = await idp.sign(key, 'cluster-user');
       const rucs = unknownRucs(8, 76_000_000);
       sandbox.reset();

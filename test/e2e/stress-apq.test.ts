@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -29,10 +28,7 @@ async function register(i: number): Promise<number> {
 beforeAll(async () => {
   redis = await startRedis(['--maxmemory', String(MAXMEMORY), '--maxmemory-policy', 'noeviction']);
   sandbox = await startSandbox();
-  gateway = await spawnGateway(
-    { UPSTREAM_URL: sandbox.url, REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance' },
-    availableParallelism(),
-  );
+  gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance' });
   inspect = new Redis(redis.url);
   // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
   inspect.on('error', () => undefined);

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -7,11 +6,11 @@ import { postOnce, spawnGateway, startRedis, unknownRucs, type OnceAnswer, type 
 
 /**
  * A lookup is paid for once per process at most, whatever the shared store does: two
- * instances started as `npm start` starts them (one worker per core), over a real
+ * instances started as `npm start` starts them, over a real
  * redis-server that stalls, and under bursts of a thousand identical lookups.
  */
 const QUERY = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
-const processes = 2 * availableParallelism();
+const processes = 2;
 
 let redis: RedisServer;
 let sandbox: Sandbox;
@@ -47,7 +46,7 @@ beforeAll(async () => {
   // Slow enough that a burst arrives while its first call is in flight.
   sandbox = await startSandbox({ latencyMs: 300 });
   const env = { UPSTREAM_URL: sandbox.url, REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance' };
-  instances = await Promise.all([spawnGateway(env, availableParallelism()), spawnGateway(env, availableParallelism())]);
+  instances = await Promise.all([spawnGateway(env), spawnGateway(env)]);
   await untilReady(instances.map((g) => g.url));
   inspect = new Redis(redis.url);
   // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
@@ -117,7 +116,6 @@ describe('a shared store that is gone or full: each process pays once per key, a
       UPSTREAM_URL: sandbox.url,
       REDIS_URL: full.url,
       CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
-      WORKERS: '1',
     });
     try {
       await untilReady([one.url]);

@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { composeServices, compositionHasErrors } from '@theguild/federation-composition';
 import { parse } from 'graphql';
@@ -14,7 +13,7 @@ import { PEDIDOS_SDL, startPedidos } from './pedidos.js';
 /**
  * The gateway as a subgraph of a real supergraph: composed with a second subgraph by The
  * Guild's composition library and served by Hive Gateway, which forwards the caller's
- * Authorization. The gateway runs as `npm start` runs it, default workers included.
+ * Authorization. The gateway runs as `npm start` runs it, default settings included.
  */
 describe('in a supergraph, through Hive Gateway', () => {
   let sandbox: Sandbox;
@@ -26,7 +25,7 @@ describe('in a supergraph, through Hive Gateway', () => {
 
   beforeAll(async () => {
     sandbox = await startSandbox();
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url }, availableParallelism());
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url });
     pedidos = await startPedidos();
     const sdl = await fetch(gateway.url, {
       method: 'POST',

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { print } from 'graphql';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
-import { postBodyOnce, postOnce, receipts, spawnGateway, workerPids, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
+import { postBodyOnce, postOnce, receipts, spawnGateway, type OnceAnswer, type SpawnedGateway } from '../helpers.js';
 
 /** README's worked query 1, word for word. */
 const EJEMPLO =
@@ -21,33 +20,29 @@ const cost = (answer: Answer) => answer.extensions?.cost;
 const total = (answers: Answer[], field: string) => answers.reduce((sum, a) => sum + (cost(a)?.[field] ?? 0), 0);
 const VALIDAR = print(ValidarComprobantesDocument);
 
-describe('`npm start` with default settings (one worker per core, the built-in sandbox)', () => {
-  const workers = availableParallelism();
+describe('`npm start` with default settings (one process, the built-in sandbox)', () => {
   let gateway: SpawnedGateway;
   /** Calls the built-in sandbox has received, from its own stats route. */
   let sandboxCalls: () => Promise<number>;
 
   beforeAll(async () => {
-    gateway = await spawnGateway({}, workers);
+    gateway = await spawnGateway({});
     const sandboxUrl = /from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway.output())![1]!;
     sandboxCalls = async () => ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { calls: number }).calls;
   });
   afterAll(() => stop(gateway));
 
-  it("spends README query 1's 4 queries once: asked again, on any worker, all three lookups come from the cache", async () => {
+  it("spends README query 1's 4 queries once: asked again, on new connections, all three lookups come from the cache", async () => {
     const variables = { ruc: '20100123453', numLicencia: 'Q46779354' };
     const first = await once(gateway.url, EJEMPLO, variables);
     expect(first.errors).toBeUndefined();
     expect(cost(first)).toEqual({ estimated: 4, limit: 100, queries: 4, upstreamCalls: 3, cacheHits: 0, staleHits: 0 });
-    const mark = gateway.output().length;
     const again = await Promise.all(Array.from({ length: 6 }, () => once(gateway.url, EJEMPLO, variables)));
     for (const a of again) {
       expect(a.data).toEqual(first.data);
       expect(cost(a)).toEqual({ estimated: 4, limit: 100, queries: 0, upstreamCalls: 0, cacheHits: 3, staleHits: 0 });
     }
     expect(await sandboxCalls()).toBe(3);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(workers, 2));
   });
 
   it('makes one call for two identical lookups in a row and for 40 at once, on separate connections', async () => {
@@ -69,6 +64,28 @@ describe('`npm start` with default settings (one worker per core, the built-in s
     expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', retryable: false });
     expect(await sandboxCalls()).toBe(before);
   });
+
+  it('knows a registered hash: the hash alone works on every new connection', async () => {
+    const query = 'query Registrada($r: String!) { contribuyente(ruc: $r) { ruc } }';
+    const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
+    const variables = { r: '20100123453' };
+    expect((await postBodyOnce(gateway.url, { query, extensions, variables })).body.data).toEqual({
+      contribuyente: { ruc: '20100123453' },
+    });
+    const alone = await Promise.all(Array.from({ length: 8 }, () => postBodyOnce(gateway.url, { extensions, variables })));
+    for (const a of alone) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+  });
+
+  it('sends a deferred detail in a later part of a multipart answer', async () => {
+    const res = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: 'Bearer sandbox-pro' },
+      body: JSON.stringify({ query: '{ contribuyente(ruc: "20501234568") { ruc ... @defer { detalle { ruc } } } }' }),
+    });
+    const parts = [...(await res.text()).matchAll(/^(\{.*\})\r?$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+    expect(parts[0]).toMatchObject({ data: { contribuyente: { ruc: '20501234568' } }, hasNext: true });
+    expect(parts.at(-1)).toMatchObject({ hasNext: false, incremental: [{ data: { detalle: { ruc: '20501234568' } } }] });
+  });
 });
 
 describe('`npm start` with MAX_OPERATION_COST=1000: a batch past 100 receipts', () => {
@@ -76,7 +93,7 @@ describe('`npm start` with MAX_OPERATION_COST=1000: a batch past 100 receipts', 
   let gateway: SpawnedGateway;
   beforeAll(async () => {
     sandbox = await startSandbox();
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, MAX_OPERATION_COST: '1000' }, availableParallelism());
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, MAX_OPERATION_COST: '1000' });
   });
   afterAll(async () => {
     await stop(gateway);
@@ -98,101 +115,22 @@ describe('`npm start` with MAX_OPERATION_COST=1000: a batch past 100 receipts', 
   });
 });
 
-describe('`npm start` with default settings: persisted queries, @defer', () => {
-  let gateway: SpawnedGateway;
-  beforeAll(async () => {
-    gateway = await spawnGateway({}, availableParallelism());
-  });
-  afterAll(() => stop(gateway));
-
-  it('knows a registered hash on every worker: the hash alone works on every new connection', async () => {
-    const query = 'query Registrada($r: String!) { contribuyente(ruc: $r) { ruc } }';
-    const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
-    const variables = { r: '20100123453' };
-    expect((await postBodyOnce(gateway.url, { query, extensions, variables })).body.data).toEqual({
-      contribuyente: { ruc: '20100123453' },
-    });
-    const mark = gateway.output().length;
-    const alone = await Promise.all(Array.from({ length: 8 }, () => postBodyOnce(gateway.url, { extensions, variables })));
-    for (const a of alone) expect(a.body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
-  });
-
-  it('sends a deferred detail in a later part of a multipart answer', async () => {
-    const res = await fetch(gateway.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: 'Bearer sandbox-pro' },
-      body: JSON.stringify({ query: '{ contribuyente(ruc: "20501234568") { ruc ... @defer { detalle { ruc } } } }' }),
-    });
-    const parts = [...(await res.text()).matchAll(/^(\{.*\})\r?$/gm)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
-    expect(parts[0]).toMatchObject({ data: { contribuyente: { ruc: '20501234568' } }, hasNext: true });
-    expect(parts.at(-1)).toMatchObject({ hasNext: false, incremental: [{ data: { detalle: { ruc: '20501234568' } } }] });
-  });
-});
-
 describe('`npm start` with default settings and TRUSTED_DOCUMENTS', () => {
   let gateway: SpawnedGateway;
   beforeAll(async () => {
-    gateway = await spawnGateway({ TRUSTED_DOCUMENTS: 'operations/generated/persisted-documents.json' }, availableParallelism());
+    gateway = await spawnGateway({ TRUSTED_DOCUMENTS: 'operations/generated/persisted-documents.json' });
   });
   afterAll(() => stop(gateway));
 
-  it('runs a manifest document by documentId on every worker, and refuses any other', async () => {
+  it('runs a manifest document by documentId, and refuses any other', async () => {
     const manifest = JSON.parse(readFileSync('operations/generated/persisted-documents.json', 'utf8')) as Record<string, string>;
     const [documentId] = Object.entries(manifest).find(([, doc]) => doc.includes('query Contribuyente('))!;
-    const mark = gateway.output().length;
     const answers = await Promise.all(
       Array.from({ length: 6 }, () => postBodyOnce(gateway.url, { documentId, variables: { ruc: '20100123453' } })),
     );
     for (const a of answers) expect(a.body.data).toMatchObject({ contribuyente: { ruc: '20100123453' } });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(workerPids(gateway.output(), mark).size).toBe(Math.min(availableParallelism(), 2));
     const refused = await postOnce(gateway.url, '{ contribuyente(ruc: "20100123453") { ruc } }');
     expect(refused.status).toBe(400);
     expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'DOCUMENT_NOT_TRUSTED' });
-  });
-});
-
-describe('WORKERS=2, CACHE=off: a call in flight is still shared by every worker', () => {
-  let sandbox: Sandbox;
-  let gateway: SpawnedGateway;
-  beforeAll(async () => {
-    // Slow enough that 40 requests arrive while the first call is in flight.
-    sandbox = await startSandbox({ latencyMs: 400 });
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, WORKERS: '2', CACHE: 'off' }, 2);
-  });
-  afterAll(async () => {
-    await stop(gateway);
-    await sandbox?.close();
-  });
-
-  it('makes one upstream call for 40 concurrent identical lookups landing on both workers', async () => {
-    const mark = gateway.output().length;
-    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
-    const answers = await Promise.all(Array.from({ length: 40 }, () => once(gateway.url, query, { r: '20100123453' })));
-    expect(answers.every((a) => a.errors === undefined)).toBe(true);
-    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
-    expect(total(answers, 'queries')).toBe(1);
-    expect(total(answers, 'cacheHits')).toBe(39);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(workerPids(gateway.output(), mark).size).toBe(2);
-    // Nothing kept: the next lookup asks again.
-    await once(gateway.url, query, { r: '20100123453' });
-    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
-  });
-
-  it('shares a failure only with the callers of that call', async () => {
-    sandbox.reset();
-    // Every attempt of the lead (the first and its two retries) fails.
-    sandbox.setFaults({ failNext: 3 });
-    const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';
-    const answers = await Promise.all(Array.from({ length: 10 }, () => once(gateway.url, query, { r: '20501234568' })));
-    sandbox.setFaults({});
-    expect(answers.map((a) => a.errors?.[0]?.extensions?.['code'])).toEqual(Array(10).fill('UPSTREAM_UNAVAILABLE'));
-    const calls = sandbox.callsTo('/ruc').length;
-    expect(calls).toBe(3);
-    await once(gateway.url, query, { r: '20501234568' });
-    expect(sandbox.callsTo('/ruc')).toHaveLength(calls + 1);
   });
 });
