@@ -24,6 +24,7 @@ import type { SharedLookupStore } from './data/store.js';
 import { createApqStore, createBudgets, createStore } from './data/stores.js';
 import type { BudgetCounter } from './data/budgets.js';
 import { useSignIn } from './pipeline/sign-in.js';
+import { SigningKeys } from './pipeline/signing-keys.js';
 import { CachedLookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -81,6 +82,7 @@ export function createApp(config: Config, options: AppOptions): App {
     store,
     apqStore,
     budgets: config.auth?.budget ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
+    signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl),
     metrics,
     tracing,
     lookups: createLookups(config, upstream, store, metrics),
@@ -110,7 +112,7 @@ export function createApp(config: Config, options: AppOptions): App {
       })
     : undefined;
   let stopping = false;
-  const readiness = coalesced(readinessOf(upstream, store));
+  const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys));
   return {
     yoga,
     fastPath,
@@ -133,6 +135,8 @@ interface Parts {
   store: SharedLookupStore | undefined;
   apqStore: ApqStore;
   budgets: BudgetCounter | undefined;
+  /** Sign-in mode: the identity provider's keys, fetched from the start. */
+  signInKeys: SigningKeys | undefined;
   metrics: Metrics;
   tracing: Tracing | undefined;
   lookups: CachedLookups;
@@ -179,7 +183,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, store, apqStore, budgets, metrics, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, store, apqStore, budgets, signInKeys, metrics, tracing, documentCache, report, pluginList } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -192,7 +196,9 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     useCsrfPrevention(),
     useNoNullOrigin(),
     // Sign-in mode: the caller's JWT verified and its budget read, before any other work (src/pipeline/sign-in.ts).
-    ...(config.auth ? [useSignIn({ ...config.auth, budgets, onRefused: (reason) => metrics.signInRefused(reason) })] : []),
+    ...(config.auth && signInKeys
+      ? [useSignIn({ ...config.auth, keys: signInKeys, budgets, onRefused: (reason) => metrics.signInRefused(reason) })]
+      : []),
     // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
     ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
@@ -206,7 +212,14 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([upstream.close(), store?.close(), apqStore.close?.(), budgets?.close?.(), tracing?.shutdown()]).then(() => undefined),
+        Promise.all([
+          upstream.close(),
+          store?.close(),
+          apqStore.close?.(),
+          budgets?.close?.(),
+          signInKeys?.close(),
+          tracing?.shutdown(),
+        ]).then(() => undefined),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
@@ -247,4 +260,11 @@ function createLookups(config: Config, upstream: UpstreamClient, store: SharedLo
       if (result !== 'off') metrics.cacheLookup(op, result);
     },
   });
+}
+
+/** The identity provider's keys, asked for now: `/ready` says 503 until they are fetched. */
+function startSigningKeys(jwksUrl: string): SigningKeys {
+  const keys = new SigningKeys(jwksUrl);
+  keys.start();
+  return keys;
 }

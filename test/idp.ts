@@ -17,8 +17,8 @@ export interface IdentityProvider {
   audience: string;
   /** GETs of the JWKS so far. */
   readonly fetches: number;
-  /** A key made now, published in the JWKS (or kept apart, `published: false`). */
-  addKey(alg: Alg, options?: { published?: boolean }): Promise<Key>;
+  /** A key made now, published in the JWKS (or kept apart, `published: false`), under a `kid` of its own unless given one. */
+  addKey(alg: Alg, options?: { published?: boolean; kid?: string }): Promise<Key>;
   /** Stops publishing `key` (a key rotated out). */
   unpublish(key: Key): void;
   /** A signed JWT for `subject`, by `key`, with this provider's issuer and audience unless `claims` say otherwise. */
@@ -63,7 +63,7 @@ export async function startIdentityProvider(audience = 'registro-gateway-test'):
     },
     async addKey(alg, options = {}) {
       const { privateKey, publicKey } = await generateKeyPair(alg, alg === 'RS256' ? { modulusLength: 2048 } : {});
-      const kid = `k${++n}-${alg}`;
+      const kid = options.kid ?? `k${++n}-${alg}`;
       const key = { kid, alg, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' } };
       keys.push(key);
       if (options.published !== false) published.add(kid);

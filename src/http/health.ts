@@ -27,9 +27,14 @@ const PROBE_TIMEOUT_MS = 1000;
 
 /**
  * This process's readiness: an upstream origin is reachable (a TCP connect, which costs no plan
- * query) and not behind an open breaker, and the shared store answers when one is configured.
+ * query) and not behind an open breaker, the shared store answers when one is configured, and in
+ * sign-in mode the identity provider's keys have been fetched.
  */
-export function readinessOf(upstream: UpstreamClient, store: SharedLookupStore | undefined): () => Promise<Readiness> {
+export function readinessOf(
+  upstream: UpstreamClient,
+  store: SharedLookupStore | undefined,
+  signInKeys: { readonly ready: boolean } | undefined,
+): () => Promise<Readiness> {
   const probes = new Map<string, { at: number; result: Promise<boolean> }>();
   const reachable = (url: string): Promise<boolean> => {
     const cached = probes.get(url);
@@ -42,7 +47,11 @@ export function readinessOf(upstream: UpstreamClient, store: SharedLookupStore |
     const origins = await Promise.all(upstream.breakers().map(async (b) => ({ ...b, reachable: await reachable(b.url) })));
     const upstreamOk = origins.some((o) => o.reachable && o.state !== 'open');
     const cache = store ? { kind: store.kind, healthy: store.healthy() } : { kind: 'off', healthy: true };
-    return { ready: upstreamOk && cache.healthy, detail: { upstream: origins, cache } };
+    const signIn = signInKeys && { keysFetched: signInKeys.ready };
+    return {
+      ready: upstreamOk && cache.healthy && (signInKeys?.ready ?? true),
+      detail: { upstream: origins, cache, ...(signIn ? { signIn } : {}) },
+    };
   };
 }
 

@@ -1,33 +1,19 @@
 import { hash } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors,
-  jwksCache,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWKSCacheInput,
-  type JWTPayload,
-  type JWTVerifyOptions,
-} from 'jose';
+import { errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { Budget, type BudgetSettings } from '../data/budget.js';
 import type { BudgetCounter } from '../data/budgets.js';
 import { gatewayError } from '../errors.js';
 import { bearerToken } from '../schema/context.js';
 import { requestState } from '../schema/request-state.js';
+import { REFETCH_AFTER_MS, SigningKeys, verifyWith } from './signing-keys.js';
 
 /** The signatures accepted: RSA, P-256 and Ed25519 keys; never `none` nor a shared secret (HMAC). */
 export const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 /** How far `exp` and `nbf` may be off, for clocks that disagree a little. */
 export const CLOCK_TOLERANCE_S = 30;
-/** A token naming a key not kept makes one fetch of the JWKS at most this often (a rotated key is then found). */
-export const REFETCH_AFTER_MS = 5000;
-/** How long fetched keys are used before they are fetched again (a key the provider dropped then goes too). */
-export const KEYS_KEPT_MS = 10 * 60_000;
-/** How long the identity provider has to answer. */
-const JWKS_TIMEOUT_MS = 5000;
+export { REFETCH_AFTER_MS };
 /**
  * How long a token once verified is taken again without a signature check (never past its
  * `exp`): verifying each request was most of sign-in mode's cost (docs/performance.md).
@@ -37,7 +23,8 @@ export const VERIFIED_FOR_MS = 60_000;
 const MAX_VERIFIED = 10_000;
 
 export interface SignInOptions {
-  jwksUrl: string;
+  /** The identity provider's keys (its JWKS), fetched at start. */
+  keys: SigningKeys;
   issuer?: string | undefined;
   audience?: string | undefined;
   subjectClaim: string;
@@ -53,21 +40,14 @@ export type Refusal = 'missing' | 'invalid' | 'expired' | 'no_subject' | 'unavai
 type Verified = { subject: string } | { refused: Exclude<Refusal, 'budget'> };
 
 /**
- * Verifies sign-in tokens with jose against the identity provider's JWKS: its keys fetched once
- * and kept (refetched after 10 minutes, or for a key not kept, at most every REFETCH_AFTER_MS).
- * When the provider cannot be reached or hangs, the keys it last published still verify what they signed.
+ * Verifies sign-in tokens with jose against the identity provider's keys as `keys` keeps them.
+ * A token no kept key fits makes `keys` ask the provider (at most every REFETCH_AFTER_MS): a
+ * rotated key is then found. Otherwise nobody waits for the provider, however it answers.
  */
 export function createVerifier(
   options: Omit<SignInOptions, 'budget' | 'budgets' | 'onRefused'>,
-  keysKeptMs = KEYS_KEPT_MS,
 ): (token: string | undefined) => Promise<Verified> {
-  const kept: JWKSCacheInput = {};
-  const remote = createRemoteJWKSet(new URL(options.jwksUrl), {
-    cooldownDuration: REFETCH_AFTER_MS,
-    cacheMaxAge: keysKeptMs,
-    timeoutDuration: JWKS_TIMEOUT_MS,
-    [jwksCache]: kept,
-  });
+  const { keys } = options;
   // A sign-in token that never expires is refused.
   const checks: JWTVerifyOptions = {
     algorithms: ALGORITHMS,
@@ -83,50 +63,26 @@ export function createVerifier(
     verified.set(key, { subject, until: Math.min(Date.now() + VERIFIED_FOR_MS, (payload.exp! + CLOCK_TOLERANCE_S) * 1000) });
     return { subject };
   };
-  const keptKeys = localSetOf(kept);
-  let nextRefetch = 0;
   return async (token) => {
     if (!token) return { refused: 'missing' };
     const key = hash('sha256', token, 'base64url');
     const known = verified.get(key);
     if (known && Date.now() < known.until) return { subject: known.subject };
-    // Keys due for a refetch: the kept ones verify now while the provider is asked in the
-    // background, at most every REFETCH_AFTER_MS, so a provider that hangs or is down delays nobody.
-    const stale = remote.fresh ? undefined : keptKeys();
-    if (stale) {
-      if (!remote.reloading && performance.now() >= nextRefetch) {
-        nextRefetch = performance.now() + REFETCH_AFTER_MS;
-        remote.reload().catch(() => undefined);
-      }
+    // Before the first keys, only the fetch already under way (the start's) is waited for.
+    if (!keys.ready) await keys.asking;
+    for (let asked = false; ; asked = true) {
+      const kept = keys.kept();
+      if (!kept) return { refused: 'unavailable' };
       try {
-        return subjectOf(key, (await jwtVerify(token, stale, checks)).payload);
+        return subjectOf(key, await verifyWith(token, kept, checks));
       } catch (error) {
-        // A key not kept is the provider's to say, as below; anything else is the token's fault.
         if (!(error instanceof errors.JWKSNoMatchingKey)) return { refused: refusalOf(error) };
+        // A key not kept: the provider may have published it since. If it cannot say, nobody can.
+        if (asked) return { refused: keys.failing ? 'unavailable' : 'invalid' };
+        await keys.refresh();
       }
     }
-    try {
-      return subjectOf(key, (await jwtVerify(token, remote, checks)).payload);
-    } catch (error) {
-      return { refused: providerUnreachable(error) ? 'unavailable' : refusalOf(error) };
-    }
   };
-}
-
-/** The keys jose last fetched (its `jwksCache`), as a local set, made again only when they change. */
-function localSetOf(kept: JWKSCacheInput): () => ReturnType<typeof createLocalJWKSet> | undefined {
-  let local: { jwks: JSONWebKeySet; set: ReturnType<typeof createLocalJWKSet> } | undefined;
-  return () => {
-    if (!('jwks' in kept)) return undefined;
-    if (local?.jwks !== kept.jwks) local = { jwks: kept.jwks, set: createLocalJWKSet(kept.jwks) };
-    return local.set;
-  };
-}
-
-/** jose could not get the key set: a time-out, a network error, a status other than 200, or a body that is no JWKS. */
-function providerUnreachable(error: unknown): boolean {
-  if (!(error instanceof errors.JOSEError)) return true;
-  return error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || error.code === errors.JOSEError.code;
 }
 
 function refusalOf(error: unknown): 'invalid' | 'expired' {

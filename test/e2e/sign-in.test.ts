@@ -1,5 +1,5 @@
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Tracing } from '../../src/telemetry/tracing.js';
 import { SIGN_IN_PLACEHOLDER } from '../../src/http/graphiql.js';
 import { REFETCH_AFTER_MS } from '../../src/pipeline/sign-in.js';
@@ -194,11 +194,11 @@ describe('sign-in mode: who may call', () => {
     const first = await stack.gql(
       `{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`,
       {},
-      { token: await idp.sign(es, 'throttled-a') },
+      { token: await idp.sign(rs, 'throttled-a') },
     );
     expect(codeOf(first.body)).toBe('RATE_LIMITED');
     const calls = stack.sandbox.callCount;
-    const other = await stack.gql('{ contribuyente(ruc: "20603456786") { ruc } }', {}, { token: await idp.sign(es, 'throttled-b') });
+    const other = await stack.gql('{ contribuyente(ruc: "20603456786") { ruc } }', {}, { token: await idp.sign(rs, 'throttled-b') });
     expect(other.body.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
     expect(stack.sandbox.callCount).toBe(calls);
   });
@@ -208,5 +208,76 @@ describe('sign-in mode: who may call', () => {
     expect(logs.length).toBeGreaterThan(0);
     expect(logs).not.toContain(PLAN);
     expect(logs).not.toMatch(/eyJ[\w-]{10,}\.eyJ/);
+  });
+});
+
+describe('the identity provider’s keys, from the start', () => {
+  let own: IdentityProvider;
+  let gateway: Stack | undefined;
+  const env = () => ({ AUTH_JWKS_URL: own.jwksUrl, AUTH_ISSUER: own.issuer, AUTH_AUDIENCE: own.audience, UPSTREAM_TOKEN: PLAN });
+  const start = () => startStack({ sandbox: { tokens: [{ token: PLAN, plan: 'pro', quota: 1_000_000 }] }, env: env() });
+  const ready = async () => (await fetch(`${gateway!.url}/ready`)).status;
+  async function untilReady(withinMs: number) {
+    const deadline = Date.now() + withinMs;
+    while ((await ready()) !== 200 && Date.now() < deadline) await sleep(100);
+    return ready();
+  }
+  beforeEach(async () => {
+    own = await startIdentityProvider();
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+    await own.close();
+  });
+
+  it('are fetched before /ready says 200: then a provider that hangs delays no good token, not even the first ones', async () => {
+    const key = await own.addKey('ES256');
+    gateway = await start();
+    expect(await untilReady(3000)).toBe(200);
+    expect(own.fetches).toBe(1);
+    own.hang(true);
+    const started = performance.now();
+    const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => own.sign(key, `first-${i}`)));
+    const answers = await Promise.all(tokens.map((token) => gateway!.gql(LOOKUP, {}, { token })));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(performance.now() - started).toBeLessThan(1500);
+    own.hang(false);
+  });
+
+  it('with the provider down at start: /ready 503, asked at most once every 5 s whatever tokens come, ready once it answers', async () => {
+    const key = await own.addKey('ES256');
+    own.down(true);
+    gateway = await start();
+    expect(await ready()).toBe(503);
+    const before = own.fetches;
+    // 200 tokens naming keys never published, ten rounds of 20, while the provider answers 503.
+    const madeUp = await own.addKey('ES256', { published: false });
+    for (let round = 0; round < 10; round++) {
+      const tokens = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => own.sign(madeUp, `flood-${round}-${i}`, {}, { kid: `made-up-${round}-${i}` })),
+      );
+      const answers = await Promise.all(tokens.map((token) => gateway!.gql(LOOKUP, {}, { token })));
+      for (const a of answers) expect(codeOf(a.body)).toBe('AUTH_UNAVAILABLE');
+    }
+    expect(own.fetches - before).toBeLessThanOrEqual(1);
+    expect(gateway.sandbox.callCount).toBe(0);
+    own.down(false);
+    expect(await untilReady(REFETCH_AFTER_MS + 2000)).toBe(200);
+    expect((await gateway.gql(LOOKUP, {}, { token: await own.sign(key, 'after') })).status).toBe(200);
+  }, 20_000);
+
+  it('tries each key a kid names when the provider publishes two under one kid', async () => {
+    const first = await own.addKey('ES256');
+    const twin = await own.addKey('ES256', { kid: first.kid });
+    gateway = await start();
+    expect(await untilReady(3000)).toBe(200);
+    for (const key of [twin, first]) {
+      const answer = await gateway.gql(LOOKUP, {}, { token: await own.sign(key, `twin-${key === twin}`) });
+      expect(answer.status, key === twin ? 'the second key' : 'the first key').toBe(200);
+    }
+    // A key published under neither is still refused.
+    const stranger = await own.addKey('ES256', { published: false, kid: first.kid });
+    expect((await gateway.gql(LOOKUP, {}, { token: await own.sign(stranger, 'stranger') })).status).toBe(401);
   });
 });
