@@ -89,7 +89,7 @@ export function createApp(config: Config, options: AppOptions): App {
     documentCache: useDocumentCache(),
     report: new OperationReport({ logger, metrics, tracing }),
     cors: corsOptions(config),
-    logging: yogaLogging(logger),
+    logging: yogaLogging(logger, { holdsThePlan: config.auth !== undefined }),
     pluginList: usePluginList(),
   };
   const yoga = createYoga<Record<string, never>, Context>({

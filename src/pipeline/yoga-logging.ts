@@ -1,22 +1,43 @@
 import type { YogaLogger } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { rootCause } from '../errors.js';
+import { isBudgetRefusal, rootCause, upstreamCodeOf, type ErrorCode } from '../errors.js';
 import { UpstreamError, UpstreamHttpError } from '../upstream/errors.js';
 
 /**
- * Yoga's `logging`, onto our logger. Yoga logs the original of every masked error at `error`;
- * an upstream failure is the upstream's, not ours: a warning with its kind and status, no stack.
+ * Upstream answers the contract gives a code of its own: the caller's input, document, plan,
+ * quota, token or pace, never a fault. The operation's line already names their codes.
  */
-export function yogaLogging(logger: Logger): YogaLogger {
+const CONTRACT_ANSWERS: ReadonlySet<ErrorCode> = new Set([
+  'INVALID_INPUT',
+  'DOCUMENT_NOT_FOUND',
+  'QUOTA_EXCEEDED',
+  'RATE_LIMITED',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+]);
+
+/**
+ * Yoga's `logging`, onto our logger. Yoga logs the original of every masked error at `error`;
+ * only a fault of the gateway is one. An answer the contract gives (a budget refusal, a 404, a
+ * plan's 403, throttling, bad input) is logged at debug, and a failure of the upstream (it is
+ * unavailable, or its answer unusable) is a warning; both with their kind and status, no stack.
+ */
+export function yogaLogging(logger: Logger, { holdsThePlan = false }: { holdsThePlan?: boolean } = {}): YogaLogger {
+  // Signed in, the upstream's 401 or 403 refuses the gateway's own plan token: the operator's to fix.
+  const answers = holdsThePlan
+    ? new Set([...CONTRACT_ANSWERS].filter((c) => c !== 'UNAUTHENTICATED' && c !== 'FORBIDDEN'))
+    : CONTRACT_ANSWERS;
   return {
     debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
     info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
     warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
     error: (...args: unknown[]) => {
       const cause = rootCause(args[0]);
+      if (isBudgetRefusal(cause)) return logger.debug({ budget: cause.name }, 'budget refusal');
       if (!(cause instanceof UpstreamError)) return logger.error({ err: args[0] }, 'unexpected error');
       // A refusal repeated without a call (a rejected token's other fields) was logged with its call.
-      (cause instanceof UpstreamHttpError && cause.withoutCall ? logger.debug : logger.warn).call(
+      const answer = answers.has(upstreamCodeOf(cause)!) || (cause instanceof UpstreamHttpError && cause.withoutCall);
+      (answer ? logger.debug : logger.warn).call(
         logger,
         {
           upstreamError: {
@@ -29,7 +50,7 @@ export function yogaLogging(logger: Logger): YogaLogger {
             cause: networkCause(cause.cause),
           },
         },
-        'upstream failure',
+        answer ? 'upstream refusal' : 'upstream failure',
       );
     },
   };

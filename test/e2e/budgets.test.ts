@@ -130,6 +130,13 @@ describe('npm start in sign-in mode, BUDGET_QUERIES=3', () => {
     expect(standing.budget.spent).toBe(0);
   });
 
+  it('logs a budget refusal as no error and with no stack: it is an answer the contract gives', () => {
+    const output = gateway!.output();
+    expect(output).toContain('BUDGET_EXCEEDED');
+    expect(output.split('\n').filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+    expect(output).not.toContain('"stack"');
+  });
+
   it('never writes the plan token or a JWT in a log line', () => {
     const output = gateway!.output();
     expect(output).toContain('"msg":"operation"');

@@ -95,3 +95,42 @@ describe('structured logs', () => {
     expect(out.join('')).toContain('[redacted]');
   });
 });
+
+describe('what is logged as a problem', () => {
+  let quiet: Stack;
+  beforeAll(async () => {
+    // LOG_LEVEL's default, as users run it.
+    quiet = await startStack({ env: { LOG_LEVEL: 'info' } });
+  });
+  afterAll(() => quiet.close());
+
+  it('answers the contract gives (not found, a plan refusal, throttling, bad input, a rejected token) are no warning and no stack', async () => {
+    quiet.logs.length = 0;
+    const refusals = [
+      `{ contribuyente(ruc: "${TRIGGERS.notFound.ruc}") { ruc } }`,
+      `{ contribuyente(ruc: "${TRIGGERS.notFoundWithoutCode.ruc}") { ruc } }`,
+      `{ contribuyente(ruc: "${TRIGGERS.rejected.ruc}") { ruc } }`,
+      '{ contribuyente(ruc: "12345678901") { ruc } }',
+    ];
+    for (const query of refusals) await quiet.gql(query, undefined, { token: 'sandbox-pro' });
+    // Throttling holds its token back for 30 s: a token of its own.
+    await quiet.gql(`{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`, undefined, { token: 'sandbox-low' });
+    await quiet.gql('{ licencia(numLicencia: "Q46779354") { nombres } }', undefined, { token: 'sandbox-free' });
+    await quiet.gql('{ contribuyente(ruc: "20100123453") { ruc } }', undefined, { token: 'made-up-token' });
+    await new Promise((r) => setTimeout(r, 100)); // the log is written asynchronously
+    const logged = lines(quiet);
+    expect(logged.filter((l) => l['msg'] === 'operation')).toHaveLength(7);
+    expect(logged.filter((l) => (l['level'] as number) >= 40).map((l) => l['msg'])).toEqual([]);
+    expect(quiet.logs.join('')).not.toContain('"stack"');
+  });
+
+  it('a fault of the upstream is a warning without a stack; only a fault of the gateway is an error', async () => {
+    quiet.logs.length = 0;
+    await quiet.gql(`{ contribuyente(ruc: "${TRIGGERS.badRecord.ruc}") { ruc } }`);
+    await new Promise((r) => setTimeout(r, 100)); // the log is written asynchronously
+    const logged = lines(quiet);
+    expect(logged.filter((l) => l['level'] === 40).map((l) => l['msg'])).toContain('upstream failure');
+    expect(logged.filter((l) => (l['level'] as number) >= 50)).toEqual([]);
+    expect(quiet.logs.join('')).not.toContain('"stack"');
+  });
+});
