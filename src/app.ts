@@ -123,6 +123,7 @@ export function createApp(config: Config, options: AppOptions): App {
     },
     // With an operations port, the GraphQL port keeps only the cheap /health.
     opsRoutes: new Set<OpsRoute>(config.opsPort === undefined ? OPS_ROUTES : ['/health']),
+    corsOrigins: config.corsOrigins,
     knowsDocument: parts.documentCache.knows,
     stopping: () => void (stopping = true),
     dispose: async () => void (await yoga.dispose()),

@@ -4,14 +4,16 @@ import type { Config } from '../config.js';
 import { CSRF_HEADER } from '../pipeline/limits.js';
 import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
 
+/** What a browser app reads of a refusal: its request id, when to retry, and that its sign-in token was refused. */
+export const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'www-authenticate'];
+
 /** Who may call from a browser, and with what: CORS_ORIGINS, our headers, nothing in cookies. */
 export function corsOptions(config: Pick<Config, 'corsOrigins'>): CORSOptions {
   return {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'cache-control', 'x-request-id', CSRF_HEADER],
-    // What a browser app reads of a refusal: when to retry, and that its sign-in token was refused.
-    exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate'],
+    exposedHeaders: EXPOSED_HEADERS,
     // The token travels in a header, never a cookie, so no credentials mode is needed.
     credentials: false,
     maxAge: 600,

@@ -1,11 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 
 import { GRAPHQL_PATH, type Config } from '../config.js';
-import { NOT_FOUND_MESSAGE, type ErrorCode } from '../errors.js';
+import { errorAnswer, NOT_FOUND_MESSAGE, type ErrorCode } from '../errors.js';
 import { badJsonParam, documentOf, isForm, readBody } from './body.js';
 import { refuse, refuseUpload } from './refuse.js';
+import { EXPOSED_HEADERS } from './cors.js';
 import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
@@ -18,6 +20,8 @@ export interface HttpApp {
   /** The operations routes this port answers (all of them, or only /health with OPS_PORT), and their answers. */
   readonly opsRoutes: ReadonlySet<string>;
   readonly ops: OpsAnswers;
+  /** CORS_ORIGINS: with `*`, a refusal written before the request is read still lets any page read it. */
+  readonly corsOrigins: Config['corsOrigins'];
   /** Whether this document's text is one the app has parsed before (its caches know it). */
   knowsDocument(text: string): boolean;
 }
@@ -44,7 +48,7 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function createHttpServer(app: HttpApp, options: HttpServerOptions): Server {
   const admission = new Admission(app, options);
-  return createServer(
+  const server = createServer(
     {
       headersTimeout: options.headersTimeoutMs,
       // Node's own limit, a backstop behind ours (which answers a typed 408 first).
@@ -55,7 +59,61 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
     },
     (req: IncomingMessage, res: ServerResponse) => route(req, res, app, options, admission),
   );
+  // The answer under way on each connection, if any: a refusal may be written only before its headers.
+  const answering = new WeakMap<Duplex, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    answering.set(req.socket, res);
+    res.once('close', () => answering.get(req.socket) === res && answering.delete(req.socket));
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    refuseUnread(error, socket, app, !answering.get(socket)?.headersSent),
+  );
+  return server;
 }
+
+/** What node:http answers a request it could not read, by its error's code (as its own default does); 400 otherwise. */
+const UNREAD_STATUS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+/**
+ * A request node:http could not read. Node's own answer to headers over its 16 KB (a huge token)
+ * is a bare 431 with no body and no CORS headers, which a browser app cannot read: that one gets
+ * the gateway's JSON error and the CORS headers the configuration allows without reading the
+ * request. Every other such refusal is written as node:http writes it (a listener replaces that):
+ * only where no answer's headers have gone out on the connection, then the connection is closed.
+ */
+function refuseUnread(error: NodeJS.ErrnoException, socket: Duplex, app: HttpApp, mayWrite: boolean): void {
+  const status = UNREAD_STATUS[error.code ?? ''] ?? 400;
+  if (socket.writable && mayWrite) {
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n`;
+    if (status === 431) {
+      const message =
+        'Las cabeceras de la petición superan el máximo que el servidor acepta (16 KB): revise el token de Authorization y las cookies.';
+      const answer = errorAnswer('BAD_REQUEST', message, {
+        ...(app.corsOrigins === '*'
+          ? { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') }
+          : {}),
+      });
+      head += Object.entries(answer.headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      // Ended, not destroyed: a reset could reach the client before it reads the answer, while it
+      // is still sending the rest of its request, which is read and thrown away meanwhile.
+      socket.end(`${head}\r\n${answer.body}`);
+      socket.resume();
+      setTimeout(() => socket.destroy(), UNREAD_DRAIN_MS).unref();
+      return;
+    }
+    socket.write(`${head}\r\n`);
+  }
+  socket.destroy(error);
+}
+
+/** How long a socket refused before its request was read is still drained, at most. */
+const UNREAD_DRAIN_MS = 2000;
 
 /** Where a request goes: the operations routes, GraphiQL's files, a refusal, or GraphQL work once its body is read. */
 function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options: HttpServerOptions, admission: Admission): void {

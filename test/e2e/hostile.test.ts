@@ -237,6 +237,21 @@ describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang
     }
   });
 
+  it('headers over Node’s 16 KB (a 20 KB token) get a 431 a browser can read: the JSON error body and the CORS headers', async () => {
+    const res = await fetch(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://app.example.pe', authorization: `Bearer ${'x'.repeat(20_000)}` },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(res.status).toBe(431);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const answer = (await res.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(answer.errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });
+    expect(answer.errors[0]?.message).toMatch(/cabeceras/);
+    expect(JSON.stringify(answer)).not.toContain('xxxxxxxx');
+  });
+
   it('leaves the gateway serving afterwards', async () => {
     const { body } = await stack.gql('{ contribuyente(ruc: "20100123453") { ruc } }');
     expect(body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
