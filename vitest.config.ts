@@ -21,7 +21,7 @@ export default defineConfig({
     setupFiles: ['test/setup.ts'],
     projects: [
       { extends: true, test: { name: 'gateway', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/image/**'] } },
-      // The container image's build (minutes of disk and CPU) never runs beside the timed tests: after them.
+      // The container image's build (minutes of disk and CPU) runs apart: npm run test:image.
       { extends: true, test: { name: 'image', include: ['test/image/**/*.test.ts'], sequence: { groupOrder: 1 } } },
     ],
   },

@@ -73,14 +73,10 @@ export function createApp(config: Config, options: AppOptions): App {
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
   metrics.upstreamLoad(() => upstream.load);
   const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
-  // Registered queries are shared where lookups are: through Redis when there is one.
-  // In trusted-documents mode nothing is registered: a store of no consequence.
-  const apqStore =
-    options.apqStore ?? (config.trustedDocuments ? memoryApqStore(config.persistedQueries) : createApqStore(config, { logger, metrics }));
   const parts: Parts = {
     upstream,
     store,
-    apqStore,
+    apqStore: options.apqStore ?? apqStoreOf(config, logger, metrics),
     budgets: config.auth?.budget ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
     signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl),
     metrics,
@@ -96,9 +92,6 @@ export function createApp(config: Config, options: AppOptions): App {
     ...yogaOptions(config, options, parts),
     plugins: plugins(config, parts, options.plugins ?? []),
   });
-  if (config.trustedDocuments) {
-    logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
-  }
   // The node:http fast path for JSON POSTs, through the same plugins (src/http/fast-path.ts).
   const fastPath = config.httpFastPath
     ? createFastPath(yoga, {
@@ -124,6 +117,7 @@ export function createApp(config: Config, options: AppOptions): App {
     // With an operations port, the GraphQL port keeps only the cheap /health.
     opsRoutes: new Set<OpsRoute>(config.opsPort === undefined ? OPS_ROUTES : ['/health']),
     corsOrigins: config.corsOrigins,
+    graphiql: config.graphiql,
     knowsDocument: parts.documentCache.knows,
     stopping: () => void (stopping = true),
     dispose: async () => void (await yoga.dispose()),
@@ -175,7 +169,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
     // Ours instead, in the same place (after every plugin below): src/pipeline/document-cache.ts.
     parserAndValidationCache: false,
     cors,
-    graphiql: graphiqlOptions(options.graphiqlToken, config.auth !== undefined),
+    graphiql: config.graphiql && graphiqlOptions(options.graphiqlToken, config.auth !== undefined),
     renderGraphiQL,
     maskedErrors: { maskError, isDev: config.nodeEnv === 'development' },
     logging,
@@ -188,7 +182,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
-    useGraphiQLAssets(),
+    ...(config.graphiql ? [useGraphiQLAssets()] : []),
     // 2. Every error gets `code` and `retryable` before anyone reads the result.
     useErrorContract(),
     // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
@@ -261,6 +255,16 @@ function createLookups(config: Config, upstream: UpstreamClient, store: SharedLo
       if (result !== 'off') metrics.cacheLookup(op, result);
     },
   });
+}
+
+/**
+ * Where registered persisted queries are kept: where lookups are shared, through Redis when there
+ * is one. In trusted-documents mode nothing is registered: a store of no consequence.
+ */
+function apqStoreOf(config: Config, logger: Logger, metrics: Metrics): ApqStore {
+  if (!config.trustedDocuments) return createApqStore(config, { logger, metrics });
+  logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
+  return memoryApqStore(config.persistedQueries);
 }
 
 /** The identity provider's keys, asked for now: `/ready` says 503 until they are fetched. */

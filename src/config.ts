@@ -102,12 +102,7 @@ export const EnvSchema = z.object({
    * How long past its time to live a found record is kept, to be answered (marked stale) when
    * refreshing it finds the upstream unavailable (stale-if-error, RFC 5861); 0 turns it off. @default 86400000 (24 h)
    */
-  CACHE_STALE_IF_ERROR_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(30 * 24 * 3600_000)
-    .default(24 * 3600_000),
+  CACHE_STALE_IF_ERROR_MS: count.max(30 * 24 * 3600_000).default(24 * 3600_000),
   /** @default 10000 */
   CACHE_MAX_ENTRIES: count.min(1).default(10_000),
   /** @default 52428800 (50 MiB) */
@@ -140,6 +135,8 @@ export const EnvSchema = z.object({
   /** @default 'info' */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).optional(),
+  /** `off`: no GraphiQL page (a browser's GET of /graphql is refused like any GET without a query), in production too. @default 'on' */
+  GRAPHIQL: z.enum(['on', 'off']).default('on'),
   /** Answer JSON POSTs to /graphql straight from node:http (src/http/fast-path.ts) rather than through Yoga's Fetch layer. @default 'on' */
   HTTP_FAST_PATH: z.enum(['on', 'off']).default('on'),
   /** A trusted-documents manifest (JSON: hash -> document): only its documents run. @default unset: any document, and automatic persisted queries */
@@ -229,6 +226,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   },
   persistedQueries: { maxEntries: e.APQ_MAX_ENTRIES, maxBytes: e.APQ_MAX_BYTES },
   httpFastPath: e.HTTP_FAST_PATH === 'on',
+  graphiql: e.GRAPHIQL === 'on',
   trustedDocuments: e.TRUSTED_DOCUMENTS,
   otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
   shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

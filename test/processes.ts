@@ -14,7 +14,12 @@ export const RUN_ID = 'GATEWAY_TEST_RUN_ID';
 const tracked = new Set<ChildProcess>();
 
 export function spawnTracked(command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
-  const env = { ...(options.env ?? process.env), [CHILD_MARK]: process.env[RUN_ID] ?? 'unmarked' };
+  // The run's own TMPDIR (scripts/test.sh) goes along, so whatever a child leaves there goes with the run.
+  const env = {
+    ...(options.env ?? process.env),
+    [CHILD_MARK]: process.env[RUN_ID] ?? 'unmarked',
+    ...(process.env['TMPDIR'] ? { TMPDIR: process.env['TMPDIR'] } : {}),
+  };
   const child = spawn(command, args, { ...options, env, detached: true });
   tracked.add(child);
   child.once('exit', () => {

@@ -22,6 +22,8 @@ export interface HttpApp {
   readonly ops: OpsAnswers;
   /** CORS_ORIGINS: with `*`, a refusal written before the request is read still lets any page read it. */
   readonly corsOrigins: Config['corsOrigins'];
+  /** GRAPHIQL: whether GraphiQL is served (its page, its files, and `/` leading to it). */
+  readonly graphiql: boolean;
   /** Whether this document's text is one the app has parsed before (its caches know it). */
   knowsDocument(text: string): boolean;
 }
@@ -124,9 +126,9 @@ function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options:
   // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
   if (reading && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
   // GraphiQL's files answer whatever the GraphQL load too.
-  if (reading && path.startsWith(ASSETS_PATH)) return void app.yoga(req, res);
+  if (reading && app.graphiql && path.startsWith(ASSETS_PATH)) return void app.yoga(req, res);
   // The address alone, typed into a browser, opens GraphiQL.
-  if (reading && path === '/') {
+  if (reading && app.graphiql && path === '/') {
     res.writeHead(302, { location: GRAPHQL_PATH, 'content-length': 0 });
     return void res.end();
   }

@@ -19,7 +19,11 @@ export function sandboxBanner(url: string, why: string, signInToken?: string): s
       ? ` Sandbox plan tokens (the gateway sends ${SANDBOX_TOKEN} itself; callers send the sign-in token below):`
       : ' Sandbox tokens (send as "Authorization: Bearer <token>"):',
     ...DEFAULT_TOKENS.map((t) => `   ${t.token.padEnd(14)} plan ${t.plan}, ${t.quota} queries`),
-    ` Sample RUCs: ${TAXPAYERS.slice(0, 4)
+    ` Sample RUCs: companies ${TAXPAYERS.filter((t) => t.ruc.startsWith('20'))
+      .slice(0, 4)
+      .map((t) => t.ruc)
+      .join(' ')}; natural persons (RUC 10) ${TAXPAYERS.filter((t) => t.ruc.startsWith('10'))
+      .slice(0, 2)
       .map((t) => t.ruc)
       .join(' ')}`,
     ` Sample licences: ${LICENCES.slice(0, 3)

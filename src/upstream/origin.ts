@@ -1,6 +1,5 @@
 import { DEFAULTS } from '../config.js';
-import { errors, Pool } from 'undici';
-import type { Dispatcher } from 'undici';
+import { errors, Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { Unreadable, type Reader } from './reader.js';
 import {
@@ -125,10 +124,9 @@ export class Origin {
 }
 
 /**
- * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered (undici
- * holds them to the size limit), the time-out, and the settling of the call's promise. A class with its state
- * in fields rather than a handler of closures: an operation makes many calls, and each closure
- * would be an allocation per call.
+ * One call in flight, and undici's dispatch handler for it: the answer's bytes gathered (to the
+ * size limit), the time-out, and the settling of the call's promise; state in fields rather than
+ * closures, which would be allocations per call.
  */
 class Call<T> implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
@@ -150,9 +148,8 @@ class Call<T> implements Dispatcher.DispatchHandler {
     timeoutMs: number,
     /** The caller's token, to be scrubbed from whatever the upstream says back. */
     readonly token: string,
-    /** The call's other secrets, scrubbed likewise. */
+    /** The call's other secrets, scrubbed likewise; and the longest `Retry-After` honoured. */
     readonly secrets: readonly string[] | undefined,
-    /** The longest `Retry-After` honoured. */
     readonly retryAfterMaxMs: number,
   ) {
     this.#timer = setTimeout(onTimeout, timeoutMs, this);

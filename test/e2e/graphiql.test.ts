@@ -60,3 +60,23 @@ describe('GraphiQL and introspection', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 });
+
+describe('GRAPHIQL=off (a production deployment that serves no IDE)', () => {
+  let off: Stack;
+  beforeAll(async () => {
+    off = await startStack({ env: { GRAPHIQL: 'off' } });
+  });
+  afterAll(() => off.close());
+
+  it('serves no GraphiQL page, files or redirect, and still answers GraphQL', async () => {
+    const page = await fetch(`${off.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(page.status).not.toBe(200);
+    expect(await page.text()).not.toContain('query Ejemplo');
+    for (const path of ['/graphiql-assets/yoga-graphiql.umd.js', '/']) {
+      const res = await fetch(`${off.url}${path}`, { redirect: 'manual' });
+      expect(res.status, path).toBe(404);
+      expect(await res.json(), path).toMatchObject({ errors: [{ extensions: { code: 'NOT_FOUND' } }] });
+    }
+    expect((await off.gql('{ contribuyente(ruc: "20100123453") { ruc } }')).body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
+  });
+});

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort, postOnce } from '../helpers.js';
 import { groupGone, signalGroup, spawnTracked } from '../processes.js';
@@ -68,14 +70,17 @@ describe('npm start with its output read by a reader that leaves', () => {
 
   it('after it is up: keeps serving, and ends every process on SIGTERM to the group', async () => {
     const port = await freePort();
-    // The reader takes lines until the gateway says it is ready, then leaves.
-    const child = spawnTracked('sh', ['-c', 'npm start 2>&1 | (grep -m 1 "gateway ready" >/dev/null; sleep 2)'], {
+    // The reader takes lines until the gateway says it is ready, closes the pipe, says so in a file, and stays.
+    const gone = join(mkdtempSync(join(tmpdir(), 'reader-')), 'gone');
+    const reader = `(grep -m 1 "gateway ready" >/dev/null; exec 0<&-; touch "${gone}"; sleep 60)`;
+    const child = spawnTracked('sh', ['-c', `npm start 2>&1 | ${reader}`], {
       env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1' },
       stdio: 'ignore',
     });
     await answerWhenUp(port, 45_000);
-    // The reader is gone by now: every line from here on meets a closed pipe.
-    await new Promise((r) => setTimeout(r, 2500));
+    // Every line from the moment the reader is gone meets a closed pipe.
+    for (let i = 0; i < 100 && !existsSync(gone); i++) await new Promise((r) => setTimeout(r, 100));
+    rmSync(dirname(gone), { recursive: true, force: true });
     expect(await lookupsFor(port, 300)).toBe(300);
     // The lines that met the closed pipe were dropped, and counted (the writes fail as they are flushed: a moment on a busy machine).
     const dropped = async () =>

@@ -45,6 +45,15 @@ describe('`npm start` with default settings (one process, the built-in sandbox)'
     expect(await sandboxCalls()).toBe(3);
   });
 
+  it("answers README's query 3 exactly as the README shows it, locations and all", async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('**3. Errors with their codes.**'));
+    const sent = JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string };
+    const shown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as unknown;
+    const token = /authorization: Bearer ([\w-]+)/.exec(section)![1]!;
+    expect((await postBodyOnce(gateway.url, sent, { token })).body).toEqual(shown);
+  });
+
   it('makes one call for two identical lookups in a row and for 40 at once, on separate connections', async () => {
     const before = await sandboxCalls();
     const query = 'query($r: String!) { contribuyente(ruc: $r) { ruc } }';

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `npm test` and `npm run test:image`: the type check, codegen's drift check and vitest (its
+# arguments passed on), with every temporary file of the run (vitest's, codegen's, tsx's, the
+# tests' own) in a folder of its own under the machine's TMPDIR, removed when the run ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run_tmp=$(mktemp -d)
+trap 'rm -rf "$run_tmp"' EXIT
+export TMPDIR="$run_tmp"
+# codegen loads codegen.ts through jiti, which caches in /tmp unless told to take TMPDIR.
+export JITI_RESPECT_TMPDIR_ENV=true
+if [ "${1:-}" = "--image" ]; then
+  shift
+  npx vitest run --project image "$@"
+else
+  npm run --silent typecheck
+  npm run --silent codegen:check
+  npx vitest run --project gateway "$@"
+fi
