@@ -20,11 +20,11 @@ const REPS = Number(process.env['BENCH_REPS'] ?? 5);
 const WARMUP_SECONDS = 2;
 /**
  * Another build of the gateway (its `dist/src/main.js`, built in a folder of this checkout so
- * that it finds these node_modules), measured in (a) and (c) in the same alternating rounds:
+ * that it finds these node_modules), measured in (a), (c), (h) and (i) in the same alternating rounds:
  * before and after a change, side by side.
  */
 const BEFORE = process.env['BENCH_BEFORE'];
-/** With BENCH_BEFORE: measure only this build against it, in (a) and (c), and stop. */
+/** With BENCH_BEFORE: measure only this build against it, in (a), (c), (h) and (i), and stop. */
 const ONLY_BEFORE = process.env['BENCH_ONLY_BEFORE'] === '1';
 /** (c) against the bare proxy's same ten calls before issue 22 (docs/performance.md): not to fall below. */
 const C_BEFORE_ISSUE_22 = 0.63;
@@ -193,12 +193,61 @@ async function signedInRow(rows: Row[], node: string, s: Awaited<ReturnType<type
   await signedIn.stop();
 }
 
+/**
+ * BENCH_BEFORE: this build and the one before, alternating in the same rounds, where a change
+ * could show: (a) and (c) with the upstream answering at once, (h) at 20 ms and (i) at 250 ms.
+ * Each load on a fresh pair of gateways, so that each peak RSS is that load's own.
+ */
+async function beforeRows(rows: Row[], node: string, log: (m: string) => void): Promise<void> {
+  const tokens = (t: number) => `${t} token${t > 1 ? 's' : ''}`;
+  const phases: { latencyMs: number; loads: [string, Load][] }[] = [
+    {
+      latencyMs: 0,
+      loads: [
+        ['(a) contribuyente, 50 conn', { body: BODIES.contribuyente, connections: 50 }],
+        ['(c) 10 calls: 5 RUCs + detalle', { body: BODIES.aliases, connections: 50 }],
+      ],
+    },
+    {
+      latencyMs: 20,
+      loads: [16, 1].map((t) => [
+        `(h) upstream 20 ms, 200 conn, ${tokens(t)}`,
+        { body: BODIES.contribuyente, connections: 200, tokens: t },
+      ]),
+    },
+    {
+      latencyMs: 250,
+      loads: [16, 1].map((t) => [
+        `(i) upstream 250 ms, 1,000 conn, ${tokens(t)}`,
+        { body: BODIES.contribuyente, connections: 1000, tokens: t },
+      ]),
+    },
+  ];
+  for (const { latencyMs, loads } of phases) {
+    const sandbox = await start('sandbox', node, 'dist/bench/sandbox.js', { LATENCY_MS: String(latencyMs) });
+    for (const [scenario, l] of loads) {
+      log(`${scenario}: this build beside BENCH_BEFORE`);
+      const now = await start('gateway', node, 'dist/src/main.js', gatewayEnv(sandbox));
+      const before = await start('before', node, BEFORE!, gatewayEnv(sandbox));
+      const [a, b] = await compare([now, before], sandbox, l);
+      rows.push({ scenario, system: 'gateway (this build, beside BENCH_BEFORE)', sample: a!, peakRssMb: peakRssMb(now.pid) });
+      rows.push({ scenario, system: 'gateway (BENCH_BEFORE)', sample: b!, toBefore: a!.rps / b!.rps, peakRssMb: peakRssMb(before.pid) });
+      await Promise.all([now.stop(), before.stop()]);
+    }
+    await sandbox.stop();
+  }
+}
+
 async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
   const rows: Row[] = [];
 
+  if (BEFORE) {
+    await beforeRows(rows, node, log);
+    if (ONLY_BEFORE) return rows;
+  }
+
   // Phase 1: the upstream answers at once.
   let s = await systems(node, 0);
-  const before = BEFORE ? await start('before', node, BEFORE, gatewayEnv(s.sandbox)) : undefined;
   log('(a) one contribuyente, 50 connections, full load');
   await threeWay(
     rows,
@@ -209,22 +258,6 @@ async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
     (g, m) => g.rps >= 0.8 * m.rps,
   );
   await signedInRow(rows, node, s, log);
-  if (before) {
-    // This build and the one before, alternating in the same rounds, in (a) and (c).
-    for (const [scenario, body] of [
-      ['(a) contribuyente, 50 conn', BODIES.contribuyente],
-      ['(c) 10 calls: 5 RUCs + detalle', BODIES.aliases],
-    ] as const) {
-      const [now, bf] = await compare([s.gateway, before], s.sandbox, { body, connections: 50 });
-      rows.push({ scenario, system: 'gateway (this build, beside BENCH_BEFORE)', sample: now! });
-      rows.push({ scenario, system: 'gateway (BENCH_BEFORE)', sample: bf!, toBefore: now!.rps / bf!.rps });
-    }
-    if (ONLY_BEFORE) {
-      await before.stop();
-      await s.stop();
-      return rows;
-    }
-  }
 
   log('(c) 10 aliased contribuyente over 5 RUCs, each with detalle');
   const [c, cBare] = await compare([s.gateway, s.bare], s.sandbox, { body: BODIES.aliases, connections: 50 }, [
@@ -240,7 +273,6 @@ async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {
     target: `exactly 10 upstream calls/op, >= ${C_BEFORE_ISSUE_22} of the bare proxy's same ten calls`,
     met: c!.upstreamPerOp === 10 && c!.rps >= C_BEFORE_ISSUE_22 * cBare!.rps,
   });
-  await before?.stop();
 
   log('(d) licencia, (e) validarComprobantes with 100 receipts');
   const [d] = await compare([s.gateway], s.sandbox, { body: BODIES.licencia, connections: 50 });
