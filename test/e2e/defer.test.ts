@@ -9,7 +9,7 @@ import { startStack, TOKEN, type Stack } from '../helpers.js';
  * record (/ruc-sunat, 1.5 s here) in a later part, with the error contract, the cost and the
  * operation's report across the parts.
  */
-const DETAIL_MS = 1500;
+const DETAIL_MS = 800;
 const QUERY = `query Resumen($ruc: String!) {
   contribuyente(ruc: $ruc) { ruc nombreORazonSocial ... @defer(label: "detalle") { detalle { tipoContribuyente } } }
 }`;

@@ -149,6 +149,7 @@ describe('refusals as the service sends them', () => {
   });
 
   it('a Retry-After past UPSTREAM_RETRY_AFTER_MAX_MS counts as that bound: ten years, a date in 2100 or 400 digits hold the token back only that long', async () => {
+    // 1.5 s: honoured as 2 whole seconds, unlike the 1 s of a missing or unreadable one.
     const bounded = await startStack({ env: { UPSTREAM_RETRY_AFTER_MAX_MS: '1500' } });
     try {
       const tenYears = String(10 * 365 * 24 * 3600);
@@ -169,11 +170,11 @@ describe('refusals as the service sends them', () => {
   });
 
   it('a missing or unreadable Retry-After counts as 1 s, and retryAfterSeconds is always a whole number', async () => {
-    for (const retryAfter of [null, 'soon', '-5', '1.5']) {
+    // Each lookup after the first waits out the 1 s its predecessor set, then meets the next header.
+    for (const retryAfter of [null, 'soon', '-5']) {
       stack.sandbox.setFaults({ retryAfter });
       const { body } = await stack.gql(`{ contribuyente(ruc: "${TRIGGERS.throttled.ruc}") { ruc } }`, undefined, { token: 'sandbox-low' });
       expect(body.errors?.[0]?.extensions, String(retryAfter)).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 1 });
-      await new Promise((r) => setTimeout(r, 1100));
     }
     stack.sandbox.setFaults({});
   });
