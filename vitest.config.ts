@@ -13,6 +13,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file starts its own servers on port 0; files may run side by side.
     pool: 'forks',
+    // Two files at a time, on 2 cores too (vitest's default there is one): most of a file's time
+    // is spent waiting on sockets, timers and child processes, and the suite holds on a busy machine.
+    maxWorkers: 2,
     // Memory tests read the heap after a full collection.
     execArgv: ['--expose-gc'],
     // Whatever a file starts is stopped after it (test/setup.ts), and a process still running at
