@@ -27,9 +27,13 @@ COPY bench bench
 RUN npx tsc -p tsconfig.build.json
 
 FROM ${NODE_IMAGE}
+# RES_OPTIONS (glibc's resolver): a DNS lookup gives up after 1 s, twice, rather than 5 s. A
+# lookup under way in libuv's threads holds the process's exit until it ends, and the gateway is
+# one process with no parent to cut it short: a stop during a DNS outage takes 2 s, not 10.
 ENV NODE_ENV=production \
     PORT=4000 \
-    OPS_PORT=9464
+    OPS_PORT=9464 \
+    RES_OPTIONS="timeout:1 attempts:2"
 WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules node_modules
