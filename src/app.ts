@@ -78,7 +78,7 @@ export function createApp(config: Config, options: AppOptions): App {
     store,
     apqStore: options.apqStore ?? apqStoreOf(config, logger, metrics),
     budgets: config.auth?.budget ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
-    signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl),
+    signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl, logger),
     metrics,
     tracing,
     lookups: createLookups(config, upstream, store, metrics),
@@ -186,7 +186,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 2. Every error gets `code` and `retryable` before anyone reads the result.
     useErrorContract(),
     // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
-    useOperationReport(report, GRAPHQL_PATH),
+    useOperationReport(report, GRAPHQL_PATH, config.graphiql),
     // 4. Browser requests without a CORS preflight must carry the CSRF header; no `null` allowed origin.
     useCsrfPrevention(),
     useNoNullOrigin(),
@@ -268,8 +268,15 @@ function apqStoreOf(config: Config, logger: Logger, metrics: Metrics): ApqStore 
 }
 
 /** The identity provider's keys, asked for now: `/ready` says 503 until they are fetched. */
-function startSigningKeys(jwksUrl: string): SigningKeys {
-  const keys = new SigningKeys(jwksUrl);
+function startSigningKeys(jwksUrl: string, logger: Logger): SigningKeys {
+  const keys = new SigningKeys(jwksUrl, undefined, undefined, (change) =>
+    change.ok
+      ? logger.info({ jwksUrl }, 'sign-in keys fetched again')
+      : logger.warn(
+          { jwksUrl, error: change.error.message, cause: (change.error.cause as Error | undefined)?.message },
+          'sign-in keys cannot be fetched: the kept ones verify, and /ready says 503 until the first are',
+        ),
+  );
   keys.start();
   return keys;
 }

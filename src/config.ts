@@ -21,7 +21,7 @@ const ONE_PROCESS =
 
 /**
  * The public environment: every variable the gateway reads, its rule and its default, stated
- * once. The README's table lists exactly these (test/config.test.ts holds the two alike).
+ * once. docs/configuration.md's table lists exactly these (test/config.test.ts holds the two alike).
  */
 export const EnvSchema = z.object({
   /** @default 4000 */
@@ -275,8 +275,7 @@ export const GRAPHQL_PATH = '/graphql';
 export const DEFAULTS: Config = loadConfig({});
 
 /**
- * The same configuration, pointed at `baseUrl` (main's built-in sandbox, or what a worker's
- * primary says); with AUTH_JWKS_URL=sandbox, signed in by that sandbox, its `sandboxToken` the plan's.
+ * The same configuration, pointed at `baseUrl` (main's built-in sandbox); with AUTH_JWKS_URL=sandbox, signed in by that sandbox, its `sandboxToken` the plan's.
  */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
   return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken) });

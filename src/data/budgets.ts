@@ -15,7 +15,7 @@ export interface Charge extends Charged {
 /**
  * Where the subjects' budgets are counted: one count per key (a subject in a window), each
  * charge taken only when it keeps the count within the limit, in one step, so that concurrent
- * charges from every worker and instance can never pass it together.
+ * charges from every instance can never pass it together.
  */
 export interface BudgetCounter {
   /** Adds `cost` to `key` unless the count would pass `limit`; the key lasts `ttlMs`. */
@@ -77,6 +77,9 @@ export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): Bud
   };
 }
 
+/** How long after a failure of the shared count it is not asked again. */
+const TROUBLED_MS = 5000;
+
 /** A paid call refused because the shared count cannot be reached (BUDGET_WHEN_STORE_DOWN=refuse): it was not sent. */
 export class BudgetUnavailableError extends Error {
   override readonly name = 'BudgetUnavailableError';
@@ -89,7 +92,8 @@ export class BudgetUnavailableError extends Error {
  * A shared counter (Redis) with this process's own behind it. While the shared one fails or does
  * not answer within `timeoutMs`, `local` counts on in this process from the last count the
  * shared one gave for each key (so a subject who had spent it all gets nothing more), and
- * `refuse` refuses charges with BudgetUnavailableError; `onProblem` hears of every such time. A
+ * `refuse` refuses charges with BudgetUnavailableError; `onProblem` hears of every such time, after which the shared count is left alone for
+ * `troubledMs`. A
  * refund goes to the count that took the charge. A shared answer that comes after the time-out
  * still counts there: the charge is then counted twice, never missed.
  */
@@ -98,12 +102,18 @@ export function withLocalCount(
   onProblem: (error: Error) => void,
   timeoutMs: number,
   whenDown: 'local' | 'refuse' = 'local',
+  troubledMs = TROUBLED_MS,
 ): BudgetCounter {
   /** The last count the shared store gave for each key. */
   const seen = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
   const local = memoryBudgets((key) => seen.get(key) ?? 0);
   const saw = (key: string, spent: number) => void seen.set(key, Math.max(seen.get(key) ?? 0, spent));
+  // After a failure the shared count is left alone for a while: otherwise every request, refusals
+  // included, would wait out its time-out again while it stalls.
+  let troubledUntil = 0;
+  let lastProblem = new Error('the budget store is in trouble');
   const either = <T>(work: () => Promise<T>, alone: (error: Error) => Promise<T>): Promise<T> => {
+    if (performance.now() < troubledUntil) return alone(lastProblem);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('the budget store timed out')), timeoutMs);
@@ -111,6 +121,8 @@ export function withLocalCount(
     return Promise.race([work(), late])
       .catch((thrown: unknown) => {
         const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+        troubledUntil = performance.now() + troubledMs;
+        lastProblem = error;
         onProblem(error);
         return alone(error);
       })

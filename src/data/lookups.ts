@@ -26,7 +26,7 @@ export const KEY_PREFIX = 'gw4:';
 
 /**
  * How long a token the upstream rejected (401) is remembered, by its key in the store, so that
- * the same token a moment later costs at most one call on any worker or instance. Short: a token
+ * the same token a moment later costs at most one call on any instance. Short: a token
  * the upstream starts accepting again is held back no longer than this, and an accepted token is
  * never affected (docs/hardening.md).
  */
@@ -94,8 +94,8 @@ export type Received<T extends object = object> = T & { receivedAt: number; stal
 
 /**
  * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
- * concurrent identical lookups sharing one upstream call, in this process, across the workers
- * of an instance or across instances, as far as the store reaches. A token's answers are only
+ * concurrent identical lookups sharing one upstream call, in this process or across instances,
+ * as far as the store reaches. A token's answers are only
  * ever served to that token (free and paid plans see different things). Only found records
  * and DOCUMENT_NOT_FOUND are kept; a failure reaches only the callers that waited on its call.
  * Batch validations never come through here.

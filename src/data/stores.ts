@@ -120,7 +120,9 @@ export function storeProblems({ logger, metrics }: Pick<StoreDeps, 'logger' | 'm
     logged.set(key, { at: now, unlogged: 0 });
     logger.warn(
       { cache: 'redis', op, kind, error: error.message, unloggedSinceLast: last?.unlogged ?? 0 },
-      `cache store ${kind}: lookups are shared within this process only until it recovers`,
+      op === 'budget'
+        ? `cache store ${kind}: budgets are counted by BUDGET_WHEN_STORE_DOWN until it recovers`
+        : `cache store ${kind}: lookups are shared within this process only until it recovers`,
     );
   };
 }

@@ -11,6 +11,7 @@ import { EXPOSED_HEADERS } from './cors.js';
 import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
+import { asksForGraphiQL } from '../pipeline/operation-report.js';
 import { whenOnlyWaiting } from '../schema/only-waiting.js';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
@@ -61,15 +62,19 @@ export function createHttpServer(app: HttpApp, options: HttpServerOptions): Serv
     },
     (req: IncomingMessage, res: ServerResponse) => route(req, res, app, options, admission),
   );
-  // The answer under way on each connection, if any: a refusal may be written only before its headers.
+  // The answer under way on each connection, if any: it goes out whole before a refusal of what
+  // followed it on the connection (a pipelined request), which would otherwise take its place;
+  // node:http then closes the connection, and the refusal goes out only if it is still open.
   const answering = new WeakMap<Duplex, ServerResponse>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     answering.set(req.socket, res);
     res.once('close', () => answering.get(req.socket) === res && answering.delete(req.socket));
   });
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-    refuseUnread(error, socket, app, !answering.get(socket)?.headersSent),
-  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const res = answering.get(socket);
+    if (res) res.once('close', () => refuseUnread(error, socket, app));
+    else refuseUnread(error, socket, app);
+  });
   return server;
 }
 
@@ -84,12 +89,12 @@ const UNREAD_STATUS: Record<string, number> = {
  * A request node:http could not read. Node's own answer to headers over its 16 KB (a huge token)
  * is a bare 431 with no body and no CORS headers, which a browser app cannot read: that one gets
  * the gateway's JSON error and the CORS headers the configuration allows without reading the
- * request. Every other such refusal is written as node:http writes it (a listener replaces that):
- * only where no answer's headers have gone out on the connection, then the connection is closed.
+ * request. Every other such refusal is written as node:http writes it (a listener replaces that).
+ * Either comes after the answer under way on the connection, if any; then the connection closes.
  */
-function refuseUnread(error: NodeJS.ErrnoException, socket: Duplex, app: HttpApp, mayWrite: boolean): void {
+function refuseUnread(error: NodeJS.ErrnoException, socket: Duplex, app: HttpApp): void {
   const status = UNREAD_STATUS[error.code ?? ''] ?? 400;
-  if (socket.writable && mayWrite) {
+  if (socket.writable) {
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n`;
     if (status === 431) {
       const message =
@@ -134,7 +139,7 @@ function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options:
   }
   // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
   if (path !== GRAPHQL_PATH) return refuseRequest(req, res, 404, 'NOT_FOUND', NOT_FOUND_MESSAGE);
-  if (cannotAnswer(req)) {
+  if (cannotAnswer(req, app.graphiql)) {
     // Refused before any work: Yoga would run the operation (and pay for its calls), then find no
     // way to write the answer and send an empty 406. This one says why, as JSON.
     const message =
@@ -229,11 +234,11 @@ const NEW_DOCUMENTS_WAITING = 256;
 
 /**
  * A GraphQL request whose `Accept` takes none of the answers Yoga can write (JSON, multipart,
- * event stream, each in UTF-8). GraphiQL's page (a GET for HTML) and preflights are Yoga's.
+ * event stream, each in UTF-8). GraphiQL's page (a GET for HTML, when it is served) and preflights are Yoga's.
  */
-function cannotAnswer(req: IncomingMessage): boolean {
+function cannotAnswer(req: IncomingMessage, graphiql: boolean): boolean {
   if (req.method !== 'POST' && req.method !== 'GET') return false;
-  if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return false;
+  if (graphiql && asksForGraphiQL(req.method, req.headers.accept)) return false;
   return answerMediaType(req.headers.accept, false) === undefined;
 }
 

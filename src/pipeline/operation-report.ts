@@ -146,13 +146,18 @@ export class OperationReport {
   }
 }
 
-/** The report as a Yoga plugin, for every request Yoga handles. */
-export function useOperationReport(report: OperationReport, graphqlPath: string): Plugin {
-  /** A GraphQL operation, as opposed to GraphiQL's page (a GET for HTML), a preflight or another path. */
+/** A request Yoga answers with GraphiQL's page instead of running it, when GraphiQL is served: a GET for HTML. */
+export function asksForGraphiQL(method: string | undefined, accept: string | null | undefined): boolean {
+  return method === 'GET' && (accept ?? '').includes('text/html');
+}
+
+/** The report as a Yoga plugin, for every request Yoga handles; `graphiql`: whether GraphiQL is served (GRAPHIQL). */
+export function useOperationReport(report: OperationReport, graphqlPath: string, graphiql: boolean): Plugin {
+  /** A GraphQL operation, as opposed to GraphiQL's page, a preflight or another path. */
   const isOperation = (request: Request, url: URL) =>
     url.pathname === graphqlPath &&
     request.method !== 'OPTIONS' &&
-    !(request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html'));
+    !(graphiql && asksForGraphiQL(request.method, request.headers.get('accept')));
 
   return treatedByFastPath(
     {

@@ -73,13 +73,17 @@ export function createVerifier(
     for (let asked = false; ; asked = true) {
       const kept = keys.kept();
       if (!kept) return { refused: 'unavailable' };
+      const fetched = keys.fetched;
       try {
         return subjectOf(key, await verifyWith(token, kept, checks));
       } catch (error) {
-        if (!(error instanceof errors.JWKSNoMatchingKey)) return { refused: refusalOf(error) };
-        // A key not kept: the provider may have published it since. If it cannot say, nobody can.
-        if (asked) return { refused: keys.failing ? 'unavailable' : 'invalid' };
+        // A key not kept, or another key published since under a kept one's kid: the provider may
+        // know it. If it cannot say, nobody can; a fetch that brought nothing new settles it.
+        const unknownKey = error instanceof errors.JWKSNoMatchingKey;
+        if (!unknownKey && !(error instanceof errors.JWSSignatureVerificationFailed)) return { refused: refusalOf(error) };
+        if (asked) return { refused: unknownKey && keys.failing ? 'unavailable' : 'invalid' };
         await keys.refresh();
+        if (keys.fetched === fetched) return { refused: unknownKey && keys.failing ? 'unavailable' : 'invalid' };
       }
     }
   };

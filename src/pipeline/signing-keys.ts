@@ -24,11 +24,15 @@ export class SigningKeys {
   #lastAsked = -Infinity;
   #lastFailed = false;
   #retry: NodeJS.Timeout | undefined;
+  /** Fetches that brought keys: a verification that failed may try again only when this moved. */
+  #fetched = 0;
 
   constructor(
     jwksUrl: string,
     readonly keptMs = KEYS_KEPT_MS,
     readonly refetchAfterMs = REFETCH_AFTER_MS,
+    /** Told when a fetch fails after keys were fetched or at start, and when one succeeds again (for the log). */
+    private readonly onChange?: (change: { ok: true } | { ok: false; error: Error }) => void,
   ) {
     this.#remote = createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: keptMs, timeoutDuration: JWKS_TIMEOUT_MS });
   }
@@ -59,6 +63,11 @@ export class SigningKeys {
     return this.#asking;
   }
 
+  /** How many fetches brought keys so far. */
+  get fetched(): number {
+    return this.#fetched;
+  }
+
   /** The kept keys; in the background, fetched again once they are older than `keptMs`. */
   kept(): KeySet | undefined {
     if (this.#set && !this.#remote.fresh) void this.refresh();
@@ -74,9 +83,15 @@ export class SigningKeys {
       () => {
         const jwks = this.#remote.jwks();
         if (jwks) this.#set = createLocalJWKSet(jwks);
+        this.#fetched++;
+        if (this.#lastFailed) this.onChange?.({ ok: true });
         this.#lastFailed = false;
       },
-      () => void (this.#lastFailed = true),
+      (error: unknown) => {
+        // Said once per run of failures (the first fetch's included), not every 5 s.
+        if (!this.#lastFailed) this.onChange?.({ ok: false, error: error instanceof Error ? error : new Error(String(error)) });
+        this.#lastFailed = true;
+      },
     );
     void this.#asking.finally(() => (this.#asking = undefined));
     return this.#asking;

@@ -18,7 +18,7 @@ describe('budgets with a local count behind a shared one', () => {
   it('gives a refund back to the count that took the charge, not to the other one', async () => {
     const shared = flaky();
     const problems: string[] = [];
-    const budgets = withLocalCount(shared, (e) => problems.push(e.message), 200);
+    const budgets = withLocalCount(shared, (e) => problems.push(e.message), 200, 'local', 0);
     await budgets.charge('k', 2, 10, 60_000);
     shared.down = true;
     const whileDown = await budgets.charge('k', 3, 10, 60_000);
@@ -33,7 +33,7 @@ describe('budgets with a local count behind a shared one', () => {
 
   it('counts on from the last count the shared one gave while it is down: a budget spent stays spent', async () => {
     const shared = flaky();
-    const budgets = withLocalCount(shared, () => undefined, 200);
+    const budgets = withLocalCount(shared, () => undefined, 200, 'local', 0);
     for (let i = 0; i < 5; i++) expect((await budgets.charge('k', 1, 5, 60_000)).taken).toBe(true);
     shared.down = true;
     const whileDown = await Promise.all(Array.from({ length: 200 }, () => budgets.charge('k', 1, 5, 60_000)));
@@ -49,7 +49,7 @@ describe('budgets with a local count behind a shared one', () => {
 
   it("with 'refuse', refuses every charge while the shared count is down, and reads on from the last count seen", async () => {
     const shared = flaky();
-    const budgets = withLocalCount(shared, () => undefined, 200, 'refuse');
+    const budgets = withLocalCount(shared, () => undefined, 200, 'refuse', 0);
     await budgets.charge('k', 2, 10, 60_000);
     shared.down = true;
     await expect(budgets.charge('k', 1, 10, 60_000)).rejects.toBeInstanceOf(BudgetUnavailableError);
@@ -64,5 +64,17 @@ describe('budgets with a local count behind a shared one', () => {
     expect(charges.filter((c) => c.taken)).toHaveLength(3);
     for (const c of charges.filter((x) => x.taken)) await c.refund(5);
     expect(await budgets.spent('k')).toBe(0);
+  });
+
+  it('leaves a shared count that stalls alone for a while after it failed: nobody else waits out its time-out', async () => {
+    const stalled: BudgetCounter = { charge: () => new Promise(() => {}), spent: () => new Promise(() => {}) };
+    const budgets = withLocalCount(stalled, () => undefined, 200);
+    const first = performance.now();
+    await budgets.charge('k', 1, 10, 60_000);
+    expect(performance.now() - first).toBeGreaterThanOrEqual(150);
+    const next = performance.now();
+    for (let i = 0; i < 5; i++) await budgets.charge('k', 1, 10, 60_000);
+    await budgets.spent('k');
+    expect(performance.now() - next).toBeLessThan(100);
   });
 });

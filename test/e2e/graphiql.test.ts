@@ -79,4 +79,22 @@ describe('GRAPHIQL=off (a production deployment that serves no IDE)', () => {
     }
     expect((await off.gql('{ contribuyente(ruc: "20100123453") { ruc } }')).body.data).toEqual({ contribuyente: { ruc: '20100123453' } });
   });
+
+  it('runs no GET for HTML it cannot answer, and logs and counts every GET it runs', async () => {
+    off.sandbox.reset();
+    off.logs.length = 0;
+    const query = encodeURIComponent('{ contribuyente(ruc: "20501234568") { ruc } }');
+    const get = (accept: string) =>
+      fetch(`${off.url}/graphql?query=${query}`, { headers: { accept, authorization: 'Bearer sandbox-pro' } });
+    const html = await get('text/html');
+    expect(html.status).toBe(406);
+    expect(await html.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    expect(off.sandbox.calls).toHaveLength(0);
+    const any = await get('text/html, */*');
+    expect(any.status).toBe(200);
+    expect(off.sandbox.calls).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 100)); // the log is written asynchronously
+    // The one that ran is logged; the refusal ran nothing (refusals before any work are counted in gateway_errors_total).
+    expect(off.logs.filter((l) => l.includes('"msg":"operation"') && l.includes('"upstreamCalls":1'))).toHaveLength(1);
+  });
 });

@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post as postTo, startStack, TOKEN, type Stack } from '../helpers.js';
 
@@ -250,6 +251,27 @@ describe('hostile requests: a 4xx or a typed error, never a 500, a crash, a hang
     expect(answer.errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', retryable: false });
     expect(answer.errors[0]?.message).toMatch(/cabeceras/);
     expect(JSON.stringify(answer)).not.toContain('xxxxxxxx');
+  });
+
+  it('a pipelined request with headers too large never takes the place of the answer under way, which arrives whole', async () => {
+    const url = new URL(stack.url);
+    const body = JSON.stringify({ query: '{ contribuyente(ruc: "20100123453") { ruc } }' });
+    const first = `POST /graphql HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const second = `GET /graphql HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${'x'.repeat(20_000)}\r\n\r\n`;
+    const received = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+      socket.setTimeout(5000, () => socket.destroy(new Error('hang')));
+      socket.write(first + second);
+    });
+    const statuses = [...received.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
+    // The connection then closes (that answer said it would), with the 431 where it is still open.
+    expect(statuses[0]).toBe(200);
+    expect(statuses.slice(1).every((status) => status === 431)).toBe(true);
+    expect(received).toContain('{"data":{"contribuyente":{"ruc":"20100123453"}}');
   });
 
   it('leaves the gateway serving afterwards', async () => {

@@ -265,6 +265,10 @@ describe('the identity provider’s keys, from the start', () => {
     own.down(false);
     expect(await untilReady(REFETCH_AFTER_MS + 2000)).toBe(200);
     expect((await gateway.gql(LOOKUP, {}, { token: await own.sign(key, 'after') })).status).toBe(200);
+    // Said in the log once, as a warning, however often it was asked meanwhile; and once when it is back.
+    const said = gateway.logs.map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(said.filter((l) => l.msg.startsWith('sign-in keys cannot be fetched')).map((l) => l.level)).toEqual([40]);
+    expect(said.filter((l) => l.msg === 'sign-in keys fetched again')).toHaveLength(1);
   }, 20_000);
 
   it('tries each key a kid names when the provider publishes two under one kid', async () => {
@@ -279,5 +283,9 @@ describe('the identity provider’s keys, from the start', () => {
     // A key published under neither is still refused.
     const stranger = await own.addKey('ES256', { published: false, kid: first.kid });
     expect((await gateway.gql(LOOKUP, {}, { token: await own.sign(stranger, 'stranger') })).status).toBe(401);
-  });
+    // One the provider publishes later under the same kid is found by the next fetch the gate lets through.
+    const late = await own.addKey('ES256', { kid: first.kid });
+    await sleep(REFETCH_AFTER_MS + 200);
+    expect((await gateway.gql(LOOKUP, {}, { token: await own.sign(late, 'late') })).status).toBe(200);
+  }, 20_000);
 });
