@@ -118,6 +118,17 @@ const EstadoComprobante = builder.enumType('EstadoComprobante', {
   } as const,
 });
 
+const Observacion = builder.objectRef<ComprobanteValidadoRecord['observaciones_detalle'][number]>('Observacion').implement({
+  description: 'Una observación del servicio sobre un comprobante.',
+  fields: (t) => ({
+    codigo: t.exposeString('codigo', {
+      nullable: true,
+      description: 'Código de la observación, p. ej. 4287 (null cuando llegó solo un texto).',
+    }),
+    descripcion: t.exposeString('descripcion', { nullable: true, description: 'Texto de la observación.' }),
+  }),
+});
+
 const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('ComprobanteValidado').implement({
   description: 'Resultado de la validación de un comprobante.',
   fields: (t) => ({
@@ -158,6 +169,11 @@ const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('Compro
     }),
     observaciones: t.exposeStringList('observaciones', {
       description: 'Observaciones: los textos tal como llegan; cualquier otro elemento como su texto JSON.',
+    }),
+    observacionesDetalle: t.field({
+      type: [Observacion],
+      description: 'Las mismas observaciones, tipadas: de un objeto, su codigo y descripcion; un texto, como descripcion.',
+      resolve: (r) => r.observaciones_detalle,
     }),
   }),
 });

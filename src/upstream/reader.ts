@@ -80,6 +80,22 @@ export class Reading {
     return Array.isArray(v) ? v.map((o: unknown) => (typeof o === 'string' ? o : JSON.stringify(o))) : this.#bad(key, []);
   }
 
+  /**
+   * A list of remarks, each typed: an object's `codigo` and `descripcion` (texts, or numbers as
+   * text; "no value" null), a text as its `descripcion`; anything else as its JSON text there.
+   */
+  remarks(key: string): { codigo: string | null; descripcion: string | null }[] {
+    const v = this.input[key];
+    if (v == null) return [];
+    if (!Array.isArray(v)) return this.#bad(key, []);
+    const text = (x: unknown) => (typeof x === 'number' ? String(x) : typeof x === 'string' && !noValue(x) ? x : null);
+    return v.map((o: unknown) =>
+      typeof o === 'object' && o !== null && !Array.isArray(o)
+        ? { codigo: text((o as Record<string, unknown>)['codigo']), descripcion: text((o as Record<string, unknown>)['descripcion']) }
+        : { codigo: null, descripcion: typeof o === 'string' ? text(o) : JSON.stringify(o) },
+    );
+  }
+
   #bad<T>(key: string, instead: T): T {
     const issues = (this.issues ??= []);
     if (issues.length < MAX_ISSUES) issues.push(`${key}: ${key in this.input ? 'invalid_type' : 'required'}`);

@@ -91,6 +91,7 @@ const readComprobante = reader((r) => ({
   empresa_condicion_descripcion: r.optional('empresa_condicion_descripcion'),
   // The element shape is not shown by the spec; strings pass as sent, anything else as its JSON text.
   observaciones: r.notes('observaciones'),
+  observaciones_detalle: r.remarks('observaciones'),
 }));
 type ComprobanteValidado = ReadBy<typeof readComprobante>;
 

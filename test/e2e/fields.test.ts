@@ -160,6 +160,29 @@ describe('ValidacionComprobantes', () => {
     });
   });
 
+  it('types each remark in observacionesDetalle: an object’s codigo and descripcion, a text as descripcion', async () => {
+    const { body } = await stack.gql(
+      'mutation($c: [ComprobanteInput!]!) { validarComprobantes(comprobantes: $c) { comprobantes { observacionesDetalle { codigo descripcion } } } }',
+      {
+        c: [
+          RECEIPT,
+          { ...RECEIPT, rucEmisor: '20999999990' },
+          { ...RECEIPT, codigoTipoDocumento: '07', serieDocumento: 'FC01', numeroDocumento: '7' },
+        ],
+      },
+    );
+    expect(body.errors).toBeUndefined();
+    const detalle = (
+      body.data as { validarComprobantes: { comprobantes: { observacionesDetalle: unknown[] }[] } }
+    ).validarComprobantes.comprobantes.map((c) => c.observacionesDetalle);
+    expect(detalle).toEqual([
+      [],
+      [{ codigo: null, descripcion: 'El emisor no figura en el padrón.' }],
+      [{ codigo: '4287', descripcion: 'Nota vinculada a un comprobante de referencia' }],
+    ]);
+    expect(stack.sandbox.callsTo('/validacion-multiple-cpe')).toHaveLength(1);
+  });
+
   it('validates text lines through the -v2 operation', async () => {
     const { body } = await stack.gql(ValidarComprobantesTextoDocument, {
       comprobantes: ['20100123453|01|F001|1532|2026-10-01|1180.00', '20100123453|03|B001|20|2026-10-02|59.90'],

@@ -75,6 +75,27 @@ describe('a batch as received', () => {
     expect(read.comprobantes[1]).toMatchObject({ empresa_estado_descripcion: null, observaciones: [], empresa_condicion_codigo: null });
   });
 
+  it('types each remark: an object’s codigo and descripcion (a number as text, no value as null), a text as descripcion', () => {
+    const observaciones = [{ codigo: '4287', descripcion: 'Nota vinculada' }, { codigo: 4288, descripcion: '-' }, 'Texto suelto', ['x'], 3];
+    const read = readValidacionRecord({ cantidad_de_comprobantes: 1, comprobantes: [{ ...receipt, observaciones }] });
+    if (read instanceof Unreadable) throw new Error(read.issues.join());
+    expect(read.comprobantes[0]!.observaciones_detalle).toEqual([
+      { codigo: '4287', descripcion: 'Nota vinculada' },
+      { codigo: '4288', descripcion: null },
+      { codigo: null, descripcion: 'Texto suelto' },
+      { codigo: null, descripcion: '["x"]' },
+      { codigo: null, descripcion: '3' },
+    ]);
+    // The remarks as texts are as they were.
+    expect(read.comprobantes[0]!.observaciones).toEqual([
+      '{"codigo":"4287","descripcion":"Nota vinculada"}',
+      '{"codigo":4288,"descripcion":"-"}',
+      'Texto suelto',
+      '["x"]',
+      '3',
+    ]);
+  });
+
   it('names the first receipt it cannot read, and a bad count', () => {
     expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1, comprobantes: [receipt, { serie_documento: 'F001' }] }))).toEqual([
       'comprobantes.1.numero_documento: required',
