@@ -94,6 +94,8 @@ export const TRIGGERS = {
   notFoundWithoutCode: { ruc: '20600000153', licencia: 'T200VACIO' },
   /** As the real service answers an exhausted plan: HTTP 200, success false, "Ha superado la cantidad de consultas mensuales". */
   planExhausted: { ruc: '20600000161', licencia: 'T200AGOTADO' },
+  /** A plan that does not include the operation, as the service has answered it: HTTP 200, success false, code PLAN_DENIED. */
+  planDenied: { ruc: '20600000188', licencia: 'T200PLAN' },
   /** Throttling as web frameworks answer it: 429 `{"message": "Too Many Attempts."}`, `Retry-After: 30`, no code. */
   throttled: { ruc: '20600000170', licencia: 'T429' },
   /** A valid RUC / licence with no data: 404 document_not_found. */

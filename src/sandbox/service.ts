@@ -80,6 +80,8 @@ export class RestService {
         return fail(400, 'invalid_input', 'El RUC es incorrecto');
       case 'notFoundWithoutCode':
         return billed({ status: 200, json: { success: false, message: 'No se encontraron registros' } });
+      case 'planDenied':
+        return { status: 200, json: { success: false, code: 'PLAN_DENIED', message: 'Su plan no incluye esta consulta.' } };
       case 'planExhausted':
         return { status: 200, json: { success: false, message: 'Ha superado la cantidad de consultas mensuales' } };
       case 'throttled':

@@ -26,8 +26,8 @@ export const RECEIPTS_PER_CALL = 100;
  * calls never sent cost nothing.
  */
 export function queriesSpent(cost: number, status: number | undefined, error: unknown): number {
-  // A plan that ran out bills nothing more, whatever status says so.
-  if (error instanceof UpstreamHttpError && error.reason === 'quota_exceeded') return 0;
+  // A plan that ran out, or that does not include the operation, bills nothing, whatever status says so.
+  if (error instanceof UpstreamHttpError && (error.reason === 'quota_exceeded' || error.reason === 'forbidden')) return 0;
   if (isSuccessStatus(status) || status === 404) return cost;
   return error instanceof UpstreamUnavailableError && !error.unprocessed ? cost : 0;
 }

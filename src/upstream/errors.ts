@@ -134,6 +134,12 @@ const SPEC_CODES: Readonly<Record<string, { status: number; refusal: HttpRefusal
 };
 
 /**
+ * Codes the service puts on a refusal of an operation the plan does not include, at 403 or at
+ * 200 with `success: false` (upstream-notes: `PLAN_DENIED`, seen for the branches lookup).
+ */
+const PLAN_REFUSALS: ReadonlySet<string> = new Set(['plan_denied', 'plan_not_allowed']);
+
+/**
  * The one reading of an error answer's status, with its envelope's code and message (the real
  * service sends some refusals with a message alone: ./messages.ts): src/errors.ts maps the
  * result, never a status.
@@ -142,6 +148,7 @@ export function refusalOf(status: number, upstreamCode: string | undefined, mess
   // 401 and 403 mean the same whatever code the upstream puts on them.
   if (status === 401) return 'unauthenticated';
   if (status === 403) return 'forbidden';
+  if (isSuccessStatus(status) && upstreamCode && PLAN_REFUSALS.has(upstreamCode.toLowerCase())) return 'forbidden';
   // A code counts with its own status; a 2xx with success=false has only its code to go by.
   const known = upstreamCode && Object.hasOwn(SPEC_CODES, upstreamCode) ? SPEC_CODES[upstreamCode] : undefined;
   if (known && (status === known.status || isSuccessStatus(status))) return known.refusal;

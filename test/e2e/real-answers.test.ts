@@ -108,6 +108,15 @@ describe('refusals as the service sends them', () => {
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
   });
 
+  it('a 2xx with PLAN_DENIED is FORBIDDEN, costs nothing, and refuses that operation alone for the rest of the request', async () => {
+    const { body } = await stack.gql(
+      `{ a: contribuyente(ruc: "${TRIGGERS.planDenied.ruc}") { ruc } b: contribuyenteDetalle(ruc: "20100123453") { ruc } }`,
+    );
+    expect(body.errors?.map((e) => [e.path, e.extensions?.['code'], e.extensions?.['retryable']])).toEqual([[['a'], 'FORBIDDEN', false]]);
+    expect(body.data).toEqual({ a: null, b: { ruc: '20100123453' } });
+    expect(body.extensions?.['cost']).toMatchObject({ queries: 1, upstreamCalls: 2 });
+  });
+
   it('a 2xx saying the plan’s queries ran out is QUOTA_EXCEEDED, and costs nothing', async () => {
     const { body } = await lookup(TRIGGERS.planExhausted.ruc);
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'QUOTA_EXCEEDED', retryable: false });
