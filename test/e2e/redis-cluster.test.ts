@@ -62,8 +62,13 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   sandbox = await startSandbox({ latencyMs: 300 });
-  // Reached through a replica: only a cluster client finds where each key lives from there.
-  const replica = (await roles())['slave'][0]!;
+  // Reached through a replica: only a cluster client finds where each key lives from there. A
+  // replica may be listed as one a moment after the cluster says it is ok, on a busy machine.
+  let replica: number | undefined;
+  while ((replica = (await roles())['slave'][0]) === undefined) {
+    if (Date.now() > deadline) throw new Error('no replica was ever listed');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const env = {
     UPSTREAM_URL: sandbox.url,
     REDIS_URL: `redis://127.0.0.1:${replica}`,
