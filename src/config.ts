@@ -96,6 +96,8 @@ export const EnvSchema = z.object({
   CACHE_TTL_RUC_SUNAT_MS: millisLong.default(6 * 3600_000),
   /** @default 86400000 (24 h) */
   CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
+  /** @default 86400000 (24 h) */
+  CACHE_TTL_DNI_MS: millisLong.default(24 * 3600_000),
   /** @default 600000 (10 min) */
   CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
   /**
@@ -215,7 +217,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     enabled: e.CACHE === 'on',
     coalesce: e.COALESCE === 'on',
     leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
-    ttlMs: { ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS },
+    ttlMs: { ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS, dni: e.CACHE_TTL_DNI_MS },
     notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
     staleIfErrorMs: e.CACHE_STALE_IF_ERROR_MS,
     maxEntries: e.CACHE_MAX_ENTRIES,

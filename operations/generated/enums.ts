@@ -77,6 +77,13 @@ export type EstadoComprobante =
   /** Código "0": el comprobante no existe. */
   | 'NO_EXISTE';
 
+/** De dónde vino el registro. */
+export type Fuente =
+  /** El padrón público de SUNAT que guarda el gateway. */
+  | 'PADRON'
+  /** El servicio REST (o la caché del gateway de sus respuestas). */
+  | 'SERVICIO';
+
 export type Link__Purpose =
   | 'EXECUTION'
   | 'SECURITY';

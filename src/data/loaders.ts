@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { LookupCaller, CachedLookups, Received } from './lookups.js';
-import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import type { DniRecord, LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
 export interface RequestLoaders {
   /** POST /ruc by RUC. */
@@ -9,6 +9,8 @@ export interface RequestLoaders {
   rucSunat: DataLoader<string, Received<RucSunatRecord>>;
   /** POST /licencia-conducir by licence number. */
   licencia: DataLoader<string, Received<LicenciaRecord>>;
+  /** POST /dni by DNI; serves `persona`, a licence's holder and a RUC 10's person alike. */
+  dni: DataLoader<string, Received<DniRecord>>;
 }
 
 /**
@@ -33,6 +35,7 @@ class LazyLoaders implements RequestLoaders {
   #ruc: RequestLoaders['ruc'] | undefined;
   #rucSunat: RequestLoaders['rucSunat'] | undefined;
   #licencia: RequestLoaders['licencia'] | undefined;
+  #dni: RequestLoaders['dni'] | undefined;
 
   constructor(
     private readonly lookups: CachedLookups,
@@ -50,6 +53,10 @@ class LazyLoaders implements RequestLoaders {
 
   get licencia(): RequestLoaders['licencia'] {
     return (this.#licencia ??= this.#loaderOf((key) => this.lookups.licencia(key, this.call)));
+  }
+
+  get dni(): RequestLoaders['dni'] {
+    return (this.#dni ??= this.#loaderOf((key) => this.lookups.dni(key, this.call)));
   }
 
   #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {

@@ -14,9 +14,9 @@ import {
   type UpstreamErrorData,
 } from '../upstream/errors.js';
 import type { Refusals } from '../upstream/refusals.js';
-import type { LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import type { DniRecord, LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
 
-export type LookupOp = 'ruc' | 'rucSunat' | 'licencia';
+export type LookupOp = 'ruc' | 'rucSunat' | 'licencia' | 'dni';
 
 /**
  * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
@@ -129,6 +129,10 @@ export class CachedLookups {
 
   licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
     return this.#lookup('licencia', numLicencia, ctx, (c) => this.#client.licencia(numLicencia, c));
+  }
+
+  dni(dni: string, ctx: LookupCaller): Promise<Received<DniRecord>> {
+    return this.#lookup('dni', dni, ctx, (c) => this.#client.dni(dni, c));
   }
 
   /** `call`, paid from the caller's budget at the price list's cost of `op` when it has one, through the cache. */

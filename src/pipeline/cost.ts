@@ -86,6 +86,12 @@ export function estimateCost(
   return coerced.errors ? 0 : estimateTerms(plan.terms, coerced.coerced, limits);
 }
 
+/**
+ * An item whose key is known only once the field above it has answered (a licence's holder's
+ * DNI): it counts as one item, never shared with another field's keys.
+ */
+const UNKNOWN = Symbol('unknown key');
+
 function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits: RuntimeLimits): number {
   const shared = new Map<string, { weight: number; keys: Set<string> }>();
   const itemsOf = new Map<Term, readonly unknown[]>();
@@ -119,12 +125,18 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       continue;
     }
     if (!billing.key) {
-      itemsOf.set(term, items);
+      // A link with no key of its own looks up what the records above it name: unknown until then.
+      itemsOf.set(term, billing.argument === undefined && term.parent ? items.map(() => UNKNOWN) : items);
       total += billing.weight * items.length;
       continue;
     }
-    const keys: string[] = [];
+    const keys: (string | typeof UNKNOWN)[] = [];
     for (const item of items) {
+      if (item === UNKNOWN) {
+        keys.push(UNKNOWN);
+        total += billing.weight;
+        continue;
+      }
       const checked = typeof item === 'string' ? billing.key(item) : undefined;
       if (checked?.ok) keys.push(checked.value);
     }
@@ -132,7 +144,7 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
     let group = shared.get(term.shares);
     if (!group) shared.set(term.shares, (group = { weight: billing.weight, keys: new Set() }));
     group.weight = Math.max(group.weight, billing.weight);
-    for (const key of keys) group.keys.add(key);
+    for (const key of keys) if (key !== UNKNOWN) group.keys.add(key);
   }
   for (const group of shared.values()) total += group.weight * group.keys.size;
   return total;

@@ -4,6 +4,39 @@
  */
 
 export { TAXPAYERS, type SandboxTaxpayer } from './taxpayers.js';
+import { TAXPAYERS } from './taxpayers.js';
+
+/** A person of POST /dni, as public clients read one (upstream-notes). */
+export interface SandboxPerson {
+  numero: string;
+  nombre_completo: string;
+  nombres: string;
+  apellido_paterno: string;
+  apellido_materno: string;
+  codigo_verificacion: string;
+}
+
+/** A person as SUNAT's register names one: `APELLIDO_PATERNO APELLIDO_MATERNO NOMBRES`. */
+function person(dni: string, name: string): SandboxPerson {
+  const [paterno = '', materno = '', ...nombres] = name.split(' ');
+  return {
+    numero: dni,
+    nombre_completo: name,
+    nombres: nombres.join(' '),
+    apellido_paterno: paterno,
+    apellido_materno: materno,
+    codigo_verificacion: String([...dni].reduce((sum, d, i) => sum + Number(d) * (i + 2), 0) % 10),
+  };
+}
+
+/**
+ * The persons `/dni` knows: every natural person among the taxpayers (RUC 10 + DNI + check
+ * digit, the licence holders among them), and one with no RUC (`70123456`).
+ */
+export const PERSONS: readonly SandboxPerson[] = [
+  ...TAXPAYERS.filter((t) => t.ruc.startsWith('10')).map((t) => person(t.ruc.slice(2, 10), t.nombre_o_razon_social)),
+  person('70123456', 'VARGAS LLOSA ANA MARIA'),
+];
 
 export interface SandboxLicence {
   num_licencia: string;

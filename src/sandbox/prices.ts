@@ -9,6 +9,8 @@ export const SPEC_PRICE: Readonly<Record<string, number>> = {
   '/ruc': 1,
   '/ruc-sunat': 1,
   '/licencia-conducir': 2,
+  /** Beyond the spec: 1 query per call, as public clients count it. */
+  '/dni': 1,
 };
 
 /** "1 query per receipt sent", for both batch validations. */

@@ -1,4 +1,4 @@
-import { LICENCES, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
+import { LICENCES, PERSONS, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
 import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
 import { SPEC_MAX_RECEIPTS, SPEC_PRICE, SPEC_PRICE_PER_RECEIPT } from './prices.js';
 import type { FaultKind, SandboxFaults } from './types.js';
@@ -14,6 +14,7 @@ const TRIGGER_BY_KEY = new Map<string, TriggerName>(
 );
 const TAXPAYERS_BY_RUC = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
 const LICENCES_BY_NUMBER = new Map(LICENCES.map((l) => [l.num_licencia, l]));
+const PERSONS_BY_DNI = new Map(PERSONS.map((p) => [p.numero, p]));
 
 /**
  * What the REST service answers, as rest-api.md describes it, with no HTTP around it: routes,
@@ -109,8 +110,15 @@ export class RestService {
   }
 
   #lookup(op: string, token: string, body: Record<string, unknown>): Answer {
-    const keyField = op === '/licencia-conducir' ? 'num_licencia' : 'ruc';
+    const keyField = op === '/licencia-conducir' ? 'num_licencia' : op === '/dni' ? 'dni' : 'ruc';
     const key = typeof body[keyField] === 'string' ? (body[keyField] as string).trim() : '';
+    if (op === '/dni') {
+      if (!/^\d{8}$/.test(key)) return fail(400, 'invalid_input', 'El DNI es incorrecto');
+      const refused = this.#charge(token, SPEC_PRICE[op]!);
+      if (refused) return refused;
+      const found = PERSONS_BY_DNI.get(key);
+      return found ? ok(found) : fail(404, 'document_not_found', 'No se encontraron registros para el DNI indicado.');
+    }
     if (op === '/licencia-conducir') {
       if (!key) return fail(400, 'invalid_input', 'El parámetro num_licencia es requerido');
       if (this.#plans.get(token)!.plan === 'free') {
@@ -211,7 +219,7 @@ export class RestService {
   /** The answer to one call: `path` without its query string, `authorization` the header as sent. */
   answer(method: string | undefined, path: string, authorization: string | undefined, body: unknown): Answer {
     const op = path.startsWith(`${LEGACY_PREFIX}/`) ? path.slice(LEGACY_PREFIX.length) : path;
-    const known = ['/ruc', '/ruc-sunat', '/licencia-conducir', '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
+    const known = ['/ruc', '/ruc-sunat', '/licencia-conducir', '/dni', '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
     if (!known.includes(op)) return fail(404, 'not_found', 'Ruta no encontrada');
     if (method !== 'POST') return fail(405, 'method_not_allowed', 'Use POST');
     const auth = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');

@@ -10,7 +10,8 @@ import { valid } from './input.js';
 import { answered } from './received.js';
 import type { Received } from '../data/lookups.js';
 import { LicenciaConducir } from './licencia.js';
-import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERENCES, type Checked } from './validation.js';
+import { Persona } from './persona.js';
+import { checkDni, checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERENCES, type Checked } from './validation.js';
 
 /**
  * Federation entities: another subgraph of a supergraph holds a RUC or a licence number, and
@@ -22,6 +23,7 @@ import { checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERE
 export const ENTITY_BILLING = {
   Contribuyente: { field: 'ruc', weight: PLAN_COST[REST.ruc], key: checkRuc },
   LicenciaConducir: { field: 'numLicencia', weight: PLAN_COST[REST.licencia], key: checkNumLicencia },
+  Persona: { field: 'dni', weight: PLAN_COST[REST.dni], key: checkDni },
 } as const satisfies Record<string, EntityBilling>;
 
 /** The key a representation holds, checked: anything but a string fails the check. */
@@ -34,6 +36,10 @@ function keyOf(representation: Record<string, unknown>, entity: { field: string;
 builder.asEntity(Contribuyente, {
   key: builder.selection<{ ruc: string }>(ENTITY_BILLING.Contribuyente.field),
   resolveReference: async (reference, ctx: Context) => ctx.loaders.ruc.load(keyOf(reference, ENTITY_BILLING.Contribuyente)),
+});
+builder.asEntity(Persona, {
+  key: builder.selection<{ dni: string }>(ENTITY_BILLING.Persona.field),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.dni.load(keyOf(reference, ENTITY_BILLING.Persona)),
 });
 builder.asEntity(LicenciaConducir, {
   key: builder.selection<{ numLicencia: string }>(ENTITY_BILLING.LicenciaConducir.field),
@@ -51,7 +57,7 @@ export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): Gra
   const prices = Object.entries(ENTITY_BILLING).map(([type, { field: key, weight }]) => `${weight} por ${type} (${key}) distinto`);
   return {
     ...field,
-    description: `Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave (REST: POST /ruc, POST /licencia-conducir; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
+    description: `Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave (REST: POST /ruc, POST /licencia-conducir, POST /dni; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
     extensions: { ...field.extensions, billing },
     resolve: (source, args: { representations?: unknown[] }, ctx, info) => {
       const representations = args.representations ?? [];

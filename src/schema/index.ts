@@ -7,6 +7,7 @@ import { FEDERATION_URL, federationDirectives } from './federation.js';
 import './errors.js';
 import './contribuyente.js';
 import './licencia.js';
+import './persona.js';
 import './comprobantes.js';
 
 /**

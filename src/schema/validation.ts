@@ -12,7 +12,7 @@ export const MSG_RUC_INCORRECTO = 'El RUC es incorrecto';
 export const MSG_MAX_RUCS = `Enviar máximo ${MAX_RUCS} RUC por consulta.`;
 /** Federation's `_entities` takes as many references per operation as `contribuyentes` takes RUCs. */
 export const MSG_MAX_REFERENCES = `Enviar máximo ${MAX_RUCS} referencias por consulta.`;
-export const MSG_BAD_REFERENCE = 'Cada referencia debe ser un objeto con __typename Contribuyente o LicenciaConducir.';
+export const MSG_BAD_REFERENCE = 'Cada referencia debe ser un objeto con __typename Contribuyente, LicenciaConducir o Persona.';
 
 const RUC_PREFIXES = new Set(['10', '15', '16', '17', '20']);
 const RUC_WEIGHTS = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2] as const;
@@ -48,6 +48,27 @@ export function checkNumLicencia(input: string): Checked<string> {
     return { ok: false, message: 'El número de licencia solo admite letras, dígitos y guiones (máximo 20 caracteres).' };
   }
   return { ok: true, value: num };
+}
+
+/** A DNI: 8 digits. */
+export function checkDni(input: string): Checked<string> {
+  const dni = input.trim();
+  return /^\d{8}$/.test(dni) ? { ok: true, value: dni } : { ok: false, message: 'El DNI debe tener 8 dígitos.' };
+}
+
+/** The DNI a RUC 10… holds (digits 3 to 10): a natural person's; any other RUC holds none. */
+export function dniOfRuc(ruc: string): Checked<string> {
+  return ruc.startsWith('10') && isValidRuc(ruc)
+    ? { ok: true, value: ruc.slice(2, 10) }
+    : { ok: false, message: 'Solo un RUC 10 tiene DNI.' };
+}
+
+/** A person's RUC worked out from the DNI: 10 + DNI + its check digit. */
+export function rucOfDni(dni: string): Checked<string> {
+  const checked = checkDni(dni);
+  if (!checked.ok) return checked;
+  const first10 = `10${checked.value}`;
+  return { ok: true, value: `${first10}${rucCheckDigit(first10)}` };
 }
 
 function isRealDate(value: string): boolean {

@@ -11,6 +11,8 @@ export const PLAN_COST = {
   [REST.ruc]: 1,
   [REST.rucSunat]: 1,
   [REST.licencia]: 2,
+  /** Not published per operation: public clients count 1 query per call (upstream-notes, "More operations"). */
+  [REST.dni]: 1,
   /** The batch validations cost this per receipt sent. */
   receipt: 1,
 } as const;

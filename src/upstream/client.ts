@@ -6,17 +6,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
 import { Throttles } from './throttles.js';
-import type { RestCall, Route } from './rest-call.js';
+import { LOOKUP_CALLS, type RestCall, type Route } from './rest-call.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { isRetryable, withRetries } from './retry.js';
 import {
-  readLicenciaRecord,
-  readRucRecord,
-  readRucSunatRecord,
   readValidacionRecord,
   type ComprobanteBody,
   type CredencialesSol,
+  type DniRecord,
   type LicenciaRecord,
   type RucRecord,
   type RucSunatRecord,
@@ -30,7 +28,7 @@ export type { UpstreamCaller, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
 
 /**
- * The REST client: the five operations over one primary origin and an optional fallback.
+ * The REST client: the spec's five operations and /dni, over one primary origin and an optional fallback.
  * CachedLookups are retried (retryable failures only, exponential backoff with full jitter, one
  * deadline) and go to the fallback when the primary is unavailable; batch validations are
  * never retried nor sent elsewhere (each try would bill every receipt again). Each origin
@@ -80,39 +78,22 @@ export class UpstreamClient {
 
   /** POST /ruc: summary record. */
   ruc(ruc: string, ctx: UpstreamCaller): Promise<RucRecord> {
-    return this.#lookup(
-      { path: REST.ruc, body: { ruc }, read: readRucRecord, cost: PLAN_COST[REST.ruc], isOther: (r) => r.ruc.trim() !== ruc },
-      ctx,
-    );
+    return this.#lookup(LOOKUP_CALLS.ruc(ruc), ctx);
   }
 
   /** POST /ruc-sunat: detailed record. */
   rucSunat(ruc: string, ctx: UpstreamCaller): Promise<RucSunatRecord> {
-    return this.#lookup(
-      {
-        path: REST.rucSunat,
-        body: { ruc },
-        read: readRucSunatRecord,
-        cost: PLAN_COST[REST.rucSunat],
-        isOther: (r) => r.ruc.trim() !== ruc,
-      },
-      ctx,
-    );
+    return this.#lookup(LOOKUP_CALLS.rucSunat(ruc), ctx);
   }
 
   /** POST /licencia-conducir: licence holder. */
   licencia(numLicencia: string, ctx: UpstreamCaller): Promise<LicenciaRecord> {
-    return this.#lookup(
-      {
-        path: REST.licencia,
-        body: { num_licencia: numLicencia },
-        read: readLicenciaRecord,
-        cost: PLAN_COST[REST.licencia],
-        // The service may spell the number in another case; any other difference is another licence.
-        isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
-      },
-      ctx,
-    );
+    return this.#lookup(LOOKUP_CALLS.licencia(numLicencia), ctx);
+  }
+
+  /** POST /dni: a person by DNI. */
+  dni(dni: string, ctx: UpstreamCaller): Promise<DniRecord> {
+    return this.#lookup(LOOKUP_CALLS.dni(dni), ctx);
   }
 
   /** POST /validacion-multiple-cpe: billed per receipt. */

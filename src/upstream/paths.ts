@@ -6,6 +6,8 @@ export const REST = {
   ruc: '/ruc',
   rucSunat: '/ruc-sunat',
   licencia: '/licencia-conducir',
+  /** Beyond the spec (upstream-notes, "More operations of the same service"). */
+  dni: '/dni',
   validacion: '/validacion-multiple-cpe',
   validacionTexto: '/validacion-multiple-cpe-v2',
 } as const;

@@ -1,6 +1,18 @@
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { Origin } from './origin.js';
 import type { Reader } from './reader.js';
+import { PLAN_COST } from './billing.js';
+import { REST } from './paths.js';
+import {
+  readDniRecord,
+  readLicenciaRecord,
+  readRucRecord,
+  readRucSunatRecord,
+  type DniRecord,
+  type LicenciaRecord,
+  type RucRecord,
+  type RucSunatRecord,
+} from './schemas.js';
 
 /** Where a call goes: an origin and its breaker. */
 export interface Route {
@@ -20,3 +32,39 @@ export interface RestCall<T> {
   /** A lookup's check that the record is the document asked for. */
   isOther?: (record: T) => boolean;
 }
+
+/**
+ * Each lookup's call for one key: its path, body, reader and price, and how to tell another
+ * document's record (the service may spell a licence number in another case; any other
+ * difference is another licence).
+ */
+export const LOOKUP_CALLS = {
+  ruc: (ruc: string): RestCall<RucRecord> => ({
+    path: REST.ruc,
+    body: { ruc },
+    read: readRucRecord,
+    cost: PLAN_COST[REST.ruc],
+    isOther: (r) => r.ruc.trim() !== ruc,
+  }),
+  rucSunat: (ruc: string): RestCall<RucSunatRecord> => ({
+    path: REST.rucSunat,
+    body: { ruc },
+    read: readRucSunatRecord,
+    cost: PLAN_COST[REST.rucSunat],
+    isOther: (r) => r.ruc.trim() !== ruc,
+  }),
+  licencia: (numLicencia: string): RestCall<LicenciaRecord> => ({
+    path: REST.licencia,
+    body: { num_licencia: numLicencia },
+    read: readLicenciaRecord,
+    cost: PLAN_COST[REST.licencia],
+    isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
+  }),
+  dni: (dni: string): RestCall<DniRecord> => ({
+    path: REST.dni,
+    body: { dni },
+    read: readDniRecord,
+    cost: PLAN_COST[REST.dni],
+    isOther: (r) => r.numero.trim() !== dni,
+  }),
+};

@@ -75,6 +75,19 @@ export const readLicenciaRecord = reader((r) => ({
 }));
 export type LicenciaRecord = ReadBy<typeof readLicenciaRecord>;
 
+/** Reads `data` of POST /dni (upstream-notes: a person of SUNAT's reduced register, by DNI). */
+export const readDniRecord = reader((r) => ({
+  numero: r.figure('numero'),
+  nombre_completo: r.optional('nombre_completo'),
+  nombres: r.optional('nombres'),
+  apellido_paterno: r.optional('apellido_paterno'),
+  apellido_materno: r.optional('apellido_materno'),
+  // One character, sent as text or, by some clients' account, as a number.
+  codigo_verificacion: r.code('codigo_verificacion'),
+  receivedAt: Date.now(),
+}));
+export type DniRecord = ReadBy<typeof readDniRecord>;
+
 /** The first of two readings that has a value (both read, so both checked). */
 const either = (first: string | null, second: string | null) => first ?? second;
 

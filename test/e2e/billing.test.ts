@@ -19,10 +19,12 @@ const SAMPLES: Record<string, unknown> = {
   ruc: '20100123453',
   rucs: ['20100123453', '20501234568'],
   numLicencia: 'Q46779354',
-  // Federation's references: a router asks for the rest of a taxpayer and a licence holder.
+  dni: '46779354',
+  // Federation's references: a router asks for the rest of a taxpayer, a licence holder and a person.
   'Query._entities.representations': [
     { __typename: 'Contribuyente', ruc: '20100123453' },
     { __typename: 'LicenciaConducir', numLicencia: 'Q46779354' },
+    { __typename: 'Persona', dni: '46779354' },
   ],
   'Mutation.validarComprobantes.comprobantes': [RECEIPT],
   'Mutation.validarComprobantesTexto.comprobantes': ['20100123453|01|F001|1|2024-01-15|118.00'],

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { assertEnumType, buildSchema, isInputObjectType, isObjectType, type GraphQLNamedType } from 'graphql';
+import { assertEnumType, buildSchema, isEnumType, isInputObjectType, isObjectType, type GraphQLNamedType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/errors.js';
 import { schema } from '../../src/schema/index.js';
@@ -33,6 +33,19 @@ describe('schema.graphql', () => {
 describe('the contract (shared/design/contract.md)', () => {
   for (const type of Object.values(contract.getTypeMap()).filter((t) => !t.name.startsWith('__'))) {
     if (['String', 'Boolean', 'Int', 'Float', 'ID'].includes(type.name)) continue;
+    if (isEnumType(type)) {
+      it(`${type.name} has exactly the contract's values`, () => {
+        const values = (t: GraphQLNamedType | null | undefined) =>
+          t && isEnumType(t)
+            ? t
+                .getValues()
+                .map((v) => v.name)
+                .sort()
+            : undefined;
+        expect(values(schema.getType(type.name))).toEqual(values(type));
+      });
+      continue;
+    }
     it(`${type.name} has exactly the contract's fields, arguments and types (more fields allowed)`, () => {
       const ours = fieldsOf(schema.getType(type.name));
       expect(ours, `type ${type.name} is missing`).toBeDefined();

@@ -1,0 +1,91 @@
+import { REST } from '../upstream/paths.js';
+import { PLAN_COST } from '../upstream/billing.js';
+import type { DniRecord } from '../upstream/schemas.js';
+import type { Received } from '../data/lookups.js';
+import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
+import { billed } from './billed.js';
+import { checkDni, checkRuc, dniOfRuc, rucOfDni } from './validation.js';
+import { builder } from './builder.js';
+import { valid } from './input.js';
+import { Contribuyente } from './contribuyente.js';
+import { LicenciaConducir } from './licencia.js';
+
+/** Where a record came from: the REST service (or the gateway's cache of it), or SUNAT's register kept by the gateway. */
+export const Fuente = builder.enumType('Fuente', {
+  description: 'De dónde vino el registro.',
+  values: {
+    SERVICIO: { description: 'El servicio REST (o la caché del gateway de sus respuestas).' },
+    PADRON: { description: 'El padrón público de SUNAT que guarda el gateway.' },
+  },
+});
+
+export const Persona = builder.objectRef<Received<DniRecord>>('Persona').implement({
+  description: 'Persona por DNI (REST: POST /dni; del padrón reducido de SUNAT: sin menores, dirección ni fecha de nacimiento).',
+  fields: (t) => ({
+    dni: t.exposeString('numero', { description: 'DNI, 8 dígitos.' }),
+    nombreCompleto: t.exposeString('nombre_completo', { nullable: true, description: 'Nombre completo.' }),
+    nombres: t.exposeString('nombres', { nullable: true, description: 'Nombres.' }),
+    apellidoPaterno: t.exposeString('apellido_paterno', { nullable: true, description: 'Apellido paterno.' }),
+    apellidoMaterno: t.exposeString('apellido_materno', { nullable: true, description: 'Apellido materno.' }),
+    codigoVerificacion: t.exposeString('codigo_verificacion', {
+      nullable: true,
+      description: 'Código de verificación del DNI: un carácter.',
+    }),
+    consultadoEn: t.string({ nullable: true, description: CONSULTADO_EN, resolve: consultadoEn }),
+    fuente: t.field({ type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const }),
+    contribuyente: t.field({
+      type: Contribuyente,
+      nullable: true,
+      ...billed(
+        'El RUC de la persona (10 + DNI + dígito verificador, calculado aquí) (REST: POST /ruc); null con DOCUMENT_NOT_FOUND cuando no tiene.',
+        { weight: PLAN_COST[REST.ruc], key: rucOfDni },
+      ),
+      resolve: (p, _args, ctx, info) => loadAnswered(ctx.loaders.ruc.load(valid(checkRuc(valid(rucOfDni(p.numero))))), ctx, info),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  persona: t.field({
+    type: Persona,
+    nullable: true,
+    ...billed('Persona por DNI (8 dígitos). REST: POST /dni.', { weight: PLAN_COST[REST.dni], argument: 'dni', key: checkDni }),
+    args: { dni: t.arg.string({ required: true, description: 'DNI de 8 dígitos.' }) },
+    resolve: (_root, { dni }, ctx, info) => loadAnswered(ctx.loaders.dni.load(valid(checkDni(dni))), ctx, info),
+  }),
+}));
+
+/** A DNI a record names, when its document type is one: null without a call otherwise. */
+const dniOf = (tipo: string | null, numero: string | null) =>
+  tipo?.trim().toUpperCase() === 'DNI' && numero ? checkDni(numero) : undefined;
+
+builder.objectFields(Contribuyente, (t) => ({
+  fuente: t.field({ type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const }),
+  persona: t.field({
+    type: Persona,
+    nullable: true,
+    ...billed('La persona de un RUC 10 (su DNI son los dígitos 3 a 10) (REST: POST /dni); null sin llamada para cualquier otro RUC.', {
+      weight: PLAN_COST[REST.dni],
+      key: dniOfRuc,
+    }),
+    resolve: (r, _args, ctx, info) => {
+      const dni = dniOfRuc(r.ruc);
+      return dni.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
+    },
+  }),
+}));
+
+builder.objectFields(LicenciaConducir, (t) => ({
+  titular: t.field({
+    type: Persona,
+    nullable: true,
+    // Its DNI is known only once the licence is: priced one per licence.
+    ...billed('El titular, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.', {
+      weight: PLAN_COST[REST.dni],
+    }),
+    resolve: (l, _args, ctx, info) => {
+      const dni = dniOf(l.tipo_documento, l.numero_documento);
+      return dni?.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
+    },
+  }),
+}));
