@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
+import { deepFreeze, type DeepReadonly } from './config/freeze.js';
 
 const SPANISH = z.locales.es();
 
@@ -217,7 +218,15 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     enabled: e.CACHE === 'on',
     coalesce: e.COALESCE === 'on',
     leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
-    ttlMs: { ruc: e.CACHE_TTL_RUC_MS, rucSunat: e.CACHE_TTL_RUC_SUNAT_MS, licencia: e.CACHE_TTL_LICENCIA_MS, dni: e.CACHE_TTL_DNI_MS },
+    ttlMs: {
+      ruc: e.CACHE_TTL_RUC_MS,
+      rucSunat: e.CACHE_TTL_RUC_SUNAT_MS,
+      licencia: e.CACHE_TTL_LICENCIA_MS,
+      dni: e.CACHE_TTL_DNI_MS,
+      // A company's representatives and branches change as its detailed record does: kept as long.
+      representantes: e.CACHE_TTL_RUC_SUNAT_MS,
+      establecimientos: e.CACHE_TTL_RUC_SUNAT_MS,
+    },
     notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
     staleIfErrorMs: e.CACHE_STALE_IF_ERROR_MS,
     maxEntries: e.CACHE_MAX_ENTRIES,
@@ -241,11 +250,6 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
 
 /** The parsed configuration; its type is the schema's output. */
 export type Config = DeepReadonly<z.output<typeof ConfigSchema>>;
-type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -281,14 +285,6 @@ export const DEFAULTS: Config = loadConfig({});
  */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
   return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken) });
-}
-
-function deepFreeze<T>(value: T): DeepReadonly<T> {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value as DeepReadonly<T>;
 }
 
 function parseOrigins(value: string): '*' | readonly string[] {

@@ -1,6 +1,13 @@
 import DataLoader from 'dataloader';
 import type { LookupCaller, CachedLookups, Received } from './lookups.js';
-import type { DniRecord, LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import type {
+  DniRecord,
+  EstablecimientosRecord,
+  LicenciaRecord,
+  RepresentantesRecord,
+  RucRecord,
+  RucSunatRecord,
+} from '../upstream/schemas.js';
 
 export interface RequestLoaders {
   /** POST /ruc by RUC. */
@@ -11,6 +18,9 @@ export interface RequestLoaders {
   licencia: DataLoader<string, Received<LicenciaRecord>>;
   /** POST /dni by DNI; serves `persona`, a licence's holder and a RUC 10's person alike. */
   dni: DataLoader<string, Received<DniRecord>>;
+  /** POST /ruc-representantes and /ruc-establecimientos-anexos by RUC. */
+  representantes: DataLoader<string, Received<RepresentantesRecord>>;
+  establecimientos: DataLoader<string, Received<EstablecimientosRecord>>;
 }
 
 /**
@@ -36,6 +46,8 @@ class LazyLoaders implements RequestLoaders {
   #rucSunat: RequestLoaders['rucSunat'] | undefined;
   #licencia: RequestLoaders['licencia'] | undefined;
   #dni: RequestLoaders['dni'] | undefined;
+  #representantes: RequestLoaders['representantes'] | undefined;
+  #establecimientos: RequestLoaders['establecimientos'] | undefined;
 
   constructor(
     private readonly lookups: CachedLookups,
@@ -57,6 +69,14 @@ class LazyLoaders implements RequestLoaders {
 
   get dni(): RequestLoaders['dni'] {
     return (this.#dni ??= this.#loaderOf((key) => this.lookups.dni(key, this.call)));
+  }
+
+  get representantes(): RequestLoaders['representantes'] {
+    return (this.#representantes ??= this.#loaderOf((key) => this.lookups.representantes(key, this.call)));
+  }
+
+  get establecimientos(): RequestLoaders['establecimientos'] {
+    return (this.#establecimientos ??= this.#loaderOf((key) => this.lookups.establecimientos(key, this.call)));
   }
 
   #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {

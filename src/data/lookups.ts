@@ -14,9 +14,16 @@ import {
   type UpstreamErrorData,
 } from '../upstream/errors.js';
 import type { Refusals } from '../upstream/refusals.js';
-import type { DniRecord, LicenciaRecord, RucRecord, RucSunatRecord } from '../upstream/schemas.js';
+import type {
+  DniRecord,
+  EstablecimientosRecord,
+  LicenciaRecord,
+  RepresentantesRecord,
+  RucRecord,
+  RucSunatRecord,
+} from '../upstream/schemas.js';
 
-export type LookupOp = 'ruc' | 'rucSunat' | 'licencia' | 'dni';
+export type LookupOp = 'ruc' | 'rucSunat' | 'licencia' | 'dni' | 'representantes' | 'establecimientos';
 
 /**
  * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
@@ -133,6 +140,14 @@ export class CachedLookups {
 
   dni(dni: string, ctx: LookupCaller): Promise<Received<DniRecord>> {
     return this.#lookup('dni', dni, ctx, (c) => this.#client.dni(dni, c));
+  }
+
+  representantes(ruc: string, ctx: LookupCaller): Promise<Received<RepresentantesRecord>> {
+    return this.#lookup('representantes', ruc, ctx, (c) => this.#client.representantes(ruc, c));
+  }
+
+  establecimientos(ruc: string, ctx: LookupCaller): Promise<Received<EstablecimientosRecord>> {
+    return this.#lookup('establecimientos', ruc, ctx, (c) => this.#client.establecimientos(ruc, c));
   }
 
   /** `call`, paid from the caller's budget at the price list's cost of `op` when it has one, through the cache. */

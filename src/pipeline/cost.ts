@@ -140,7 +140,8 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       const checked = typeof item === 'string' ? billing.key(item) : undefined;
       if (checked?.ok) keys.push(checked.value);
     }
-    itemsOf.set(term, keys);
+    // Each key's answer is a list of up to `assumedSize` records, each unknown until it comes.
+    itemsOf.set(term, billing.assumedSize ? keys.flatMap(() => Array<typeof UNKNOWN>(billing.assumedSize!).fill(UNKNOWN)) : keys);
     let group = shared.get(term.shares);
     if (!group) shared.set(term.shares, (group = { weight: billing.weight, keys: new Set() }));
     group.weight = Math.max(group.weight, billing.weight);

@@ -29,6 +29,50 @@ function person(dni: string, name: string): SandboxPerson {
   };
 }
 
+/** A company's representatives and branches (`/ruc-representantes`, `/ruc-establecimientos-anexos`), by RUC; none for any other taxpayer. */
+export const REPRESENTATIVES: Readonly<Record<string, readonly Record<string, string>[]>> = {
+  '20100123453': [
+    {
+      tipo_de_documento: 'DNI',
+      numero_de_documento: '46779354',
+      nombre: 'QUISPE MAMANI ROSA ELENA',
+      cargo: 'GERENTE GENERAL',
+      fecha_desde: '01/03/2015',
+    },
+    { tipo_de_documento: 'CE', numero_de_documento: '001234567', nombre: 'SMITH JOHN', cargo: 'APODERADO', fecha_desde: '15/06/2020' },
+  ],
+  '20501234568': [
+    { tipo_de_documento: 'DNI', numero_de_documento: '72345678', nombre: 'GARCIA TORRES LUIS ALBERTO', cargo: 'GERENTE', fecha_desde: '-' },
+  ],
+};
+export const BRANCHES: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
+  '20100123453': [
+    {
+      codigo: '0001',
+      tipo_de_establecimiento: 'SU. SUCURSAL',
+      actividad_economica: '',
+      direccion: 'AV. ARGENTINA NRO. 1234',
+      direccion_completa: 'AV. ARGENTINA NRO. 1234, LIMA - LIMA - LIMA',
+      departamento: 'LIMA',
+      provincia: 'LIMA',
+      distrito: 'LIMA',
+      ubigeo: ['15', '1501', '150101'],
+    },
+    {
+      codigo: '0002',
+      tipo_de_establecimiento: 'DE. DEPOSITO',
+      actividad_economica: '-',
+      direccion: 'CAL. LOS PINOS NRO. 45',
+      direccion_completa: 'CAL. LOS PINOS NRO. 45, CALLAO - CALLAO - CALLAO',
+      departamento: 'CALLAO',
+      provincia: 'CALLAO',
+      distrito: 'CALLAO',
+      ubigeo_sunat: '070101',
+      ubigeo: ['07', '0701', '070101'],
+    },
+  ],
+};
+
 /**
  * The persons `/dni` knows: every natural person among the taxpayers (RUC 10 + DNI + check
  * digit, the licence holders among them), and one with no RUC (`70123456`).

@@ -11,6 +11,8 @@ export const SPEC_PRICE: Readonly<Record<string, number>> = {
   '/licencia-conducir': 2,
   /** Beyond the spec: 1 query per call, as public clients count it. */
   '/dni': 1,
+  '/ruc-representantes': 1,
+  '/ruc-establecimientos-anexos': 1,
 };
 
 /** "1 query per receipt sent", for both batch validations. */

@@ -1,4 +1,4 @@
-import { LICENCES, PERSONS, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
+import { BRANCHES, LICENCES, PERSONS, REPRESENTATIVES, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
 import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
 import { SPEC_MAX_RECEIPTS, SPEC_PRICE, SPEC_PRICE_PER_RECEIPT } from './prices.js';
 import type { FaultKind, SandboxFaults } from './types.js';
@@ -137,6 +137,8 @@ export class RestService {
       }
       const taxpayer = TAXPAYERS_BY_RUC.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? slowTaxpayer(key) : undefined);
       if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
+      if (op === '/ruc-representantes') return ok(REPRESENTATIVES[key] ?? []);
+      if (op === '/ruc-establecimientos-anexos') return ok(BRANCHES[key] ?? []);
       return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
     };
     const trigger = TRIGGER_BY_KEY.get(key);
@@ -219,7 +221,7 @@ export class RestService {
   /** The answer to one call: `path` without its query string, `authorization` the header as sent. */
   answer(method: string | undefined, path: string, authorization: string | undefined, body: unknown): Answer {
     const op = path.startsWith(`${LEGACY_PREFIX}/`) ? path.slice(LEGACY_PREFIX.length) : path;
-    const known = ['/ruc', '/ruc-sunat', '/licencia-conducir', '/dni', '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
+    const known = [...Object.keys(SPEC_PRICE), '/validacion-multiple-cpe', '/validacion-multiple-cpe-v2'];
     if (!known.includes(op)) return fail(404, 'not_found', 'Ruta no encontrada');
     if (method !== 'POST') return fail(405, 'method_not_allowed', 'Use POST');
     const auth = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');

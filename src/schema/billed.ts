@@ -69,6 +69,11 @@ export interface Billing {
   /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
   per?: string;
   /**
+   * The field returns a list for each item (a company's representatives): the fields below it
+   * are priced as if it held this many, and a router is told so as `@listSize(assumedSize)`.
+   */
+  assumedSize?: number;
+  /**
    * Federation's `_entities`: each item is a representation, priced by its `__typename`'s
    * entity (absent: not one of ours, costs nothing) and looked up by its key field.
    */
@@ -94,7 +99,9 @@ export function billed(description: string, billing: Billing) {
       cost: { weight: billing.weight },
       ...(billing.list && typeof billing.max === 'number'
         ? { listSize: { assumedSize: billing.max, requireOneSlicingArgument: false } }
-        : {}),
+        : billing.assumedSize
+          ? { listSize: { assumedSize: billing.assumedSize, requireOneSlicingArgument: false } }
+          : {}),
     },
     extensions: { billing },
   };

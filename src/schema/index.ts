@@ -8,6 +8,7 @@ import './errors.js';
 import './contribuyente.js';
 import './licencia.js';
 import './persona.js';
+import './empresa.js';
 import './comprobantes.js';
 
 /**

@@ -13,6 +13,9 @@ export const PLAN_COST = {
   [REST.licencia]: 2,
   /** Not published per operation: public clients count 1 query per call (upstream-notes, "More operations"). */
   [REST.dni]: 1,
+  [REST.representantes]: 1,
+  /** One client notes that it "consumes one more query": one per call, as the others. */
+  [REST.establecimientos]: 1,
   /** The batch validations cost this per receipt sent. */
   receipt: 1,
 } as const;

@@ -15,6 +15,8 @@ import {
   type ComprobanteBody,
   type CredencialesSol,
   type DniRecord,
+  type EstablecimientosRecord,
+  type RepresentantesRecord,
   type LicenciaRecord,
   type RucRecord,
   type RucSunatRecord,
@@ -94,6 +96,16 @@ export class UpstreamClient {
   /** POST /dni: a person by DNI. */
   dni(dni: string, ctx: UpstreamCaller): Promise<DniRecord> {
     return this.#lookup(LOOKUP_CALLS.dni(dni), ctx);
+  }
+
+  /** POST /ruc-representantes: a company's legal representatives. */
+  representantes(ruc: string, ctx: UpstreamCaller): Promise<RepresentantesRecord> {
+    return this.#lookup(LOOKUP_CALLS.representantes(ruc), ctx);
+  }
+
+  /** POST /ruc-establecimientos-anexos: a company's branches. */
+  establecimientos(ruc: string, ctx: UpstreamCaller): Promise<EstablecimientosRecord> {
+    return this.#lookup(LOOKUP_CALLS.establecimientos(ruc), ctx);
   }
 
   /** POST /validacion-multiple-cpe: billed per receipt. */

@@ -8,6 +8,8 @@ export const REST = {
   licencia: '/licencia-conducir',
   /** Beyond the spec (upstream-notes, "More operations of the same service"). */
   dni: '/dni',
+  representantes: '/ruc-representantes',
+  establecimientos: '/ruc-establecimientos-anexos',
   validacion: '/validacion-multiple-cpe',
   validacionTexto: '/validacion-multiple-cpe-v2',
 } as const;

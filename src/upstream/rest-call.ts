@@ -5,6 +5,10 @@ import { PLAN_COST } from './billing.js';
 import { REST } from './paths.js';
 import {
   readDniRecord,
+  readEstablecimientos,
+  readRepresentantes,
+  type EstablecimientosRecord,
+  type RepresentantesRecord,
   readLicenciaRecord,
   readRucRecord,
   readRucSunatRecord,
@@ -66,5 +70,17 @@ export const LOOKUP_CALLS = {
     read: readDniRecord,
     cost: PLAN_COST[REST.dni],
     isOther: (r) => r.numero.trim() !== dni,
+  }),
+  representantes: (ruc: string): RestCall<RepresentantesRecord> => ({
+    path: REST.representantes,
+    body: { ruc },
+    read: readRepresentantes,
+    cost: PLAN_COST[REST.representantes],
+  }),
+  establecimientos: (ruc: string): RestCall<EstablecimientosRecord> => ({
+    path: REST.establecimientos,
+    body: { ruc },
+    read: readEstablecimientos,
+    cost: PLAN_COST[REST.establecimientos],
   }),
 };

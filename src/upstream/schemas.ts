@@ -88,6 +88,49 @@ export const readDniRecord = reader((r) => ({
 }));
 export type DniRecord = ReadBy<typeof readDniRecord>;
 
+/** A list answer's items, each read by `item`, and stamped as a whole: a list keeps no field of its own through a cache's JSON. */
+function listOf<T>(item: Reader<T>): Reader<{ items: T[]; receivedAt: number }> {
+  return (data) => {
+    if (!Array.isArray(data)) return new Unreadable(['(root): invalid_type']);
+    const items: T[] = [];
+    for (const [i, one] of data.entries()) {
+      const read = item(one);
+      if (read instanceof Unreadable) return new Unreadable(read.issues.map((issue) => `${i}.${issue}`));
+      items.push(read);
+    }
+    return { items, receivedAt: Date.now() };
+  };
+}
+
+/** Reads `data` of POST /ruc-representantes: a company's legal representatives (upstream-notes). */
+export const readRepresentantes = listOf(
+  reader((r) => ({
+    tipo_de_documento: r.optional('tipo_de_documento'),
+    numero_de_documento: r.code('numero_de_documento'),
+    nombre: r.optional('nombre'),
+    cargo: r.optional('cargo'),
+    fecha_desde: r.optional('fecha_desde'),
+  })),
+);
+export type RepresentantesRecord = ReadBy<typeof readRepresentantes>;
+
+/** Reads `data` of POST /ruc-establecimientos-anexos: a company's branches, each place read as in /ruc (upstream-notes). */
+export const readEstablecimientos = listOf(
+  reader((r) => ({
+    codigo: r.code('codigo'),
+    tipo_de_establecimiento: r.optional('tipo_de_establecimiento'),
+    actividad_economica: r.optional('actividad_economica'),
+    direccion: r.optional('direccion'),
+    direccion_completa: r.optional('direccion_completa'),
+    departamento: r.optional('departamento'),
+    provincia: r.optional('provincia'),
+    distrito: r.optional('distrito'),
+    ubigeo_sunat: r.code('ubigeo_sunat'),
+    ubigeo: r.levels('ubigeo'),
+  })),
+);
+export type EstablecimientosRecord = ReadBy<typeof readEstablecimientos>;
+
 /** The first of two readings that has a value (both read, so both checked). */
 const either = (first: string | null, second: string | null) => first ?? second;
 

@@ -85,3 +85,83 @@ describe('persona(dni) and the links to a person (POST /dni)', () => {
     expect(cost(body)).toMatchObject({ estimated: 5, queries: 5 });
   });
 });
+
+describe('a company’s representatives and branches (POST /ruc-representantes, /ruc-establecimientos-anexos)', () => {
+  it('answers both lists and each DNI holder’s person in one request: one call each, /dni once per DNI', async () => {
+    const before = stack.sandbox.quotaOf(TOKEN)!;
+    const { body } = await stack.gql(`{
+      contribuyente(ruc: "20100123453") {
+        representantes { tipoDeDocumento numeroDeDocumento nombre cargo fechaDesde persona { dni nombres } }
+        establecimientos { codigo tipoDeEstablecimiento actividadEconomica direccion departamento provincia distrito ubigeo }
+      }
+      comprador: persona(dni: "46779354") { nombreCompleto }
+    }`);
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({
+      contribuyente: {
+        representantes: [
+          {
+            tipoDeDocumento: 'DNI',
+            numeroDeDocumento: '46779354',
+            nombre: 'QUISPE MAMANI ROSA ELENA',
+            cargo: 'GERENTE GENERAL',
+            fechaDesde: '01/03/2015',
+            persona: { dni: '46779354', nombres: 'ROSA ELENA' },
+          },
+          {
+            tipoDeDocumento: 'CE',
+            numeroDeDocumento: '001234567',
+            nombre: 'SMITH JOHN',
+            cargo: 'APODERADO',
+            fechaDesde: '15/06/2020',
+            persona: null,
+          },
+        ],
+        establecimientos: [
+          {
+            codigo: '0001',
+            tipoDeEstablecimiento: 'SU. SUCURSAL',
+            actividadEconomica: null,
+            direccion: 'AV. ARGENTINA NRO. 1234',
+            departamento: 'LIMA',
+            provincia: 'LIMA',
+            distrito: 'LIMA',
+            ubigeo: '150101',
+          },
+          {
+            codigo: '0002',
+            tipoDeEstablecimiento: 'DE. DEPOSITO',
+            actividadEconomica: null,
+            direccion: 'CAL. LOS PINOS NRO. 45',
+            departamento: 'CALLAO',
+            provincia: 'CALLAO',
+            distrito: 'CALLAO',
+            ubigeo: '070101',
+          },
+        ],
+      },
+      comprador: { nombreCompleto: 'QUISPE MAMANI ROSA ELENA' },
+    });
+    for (const path of ['/ruc', '/ruc-representantes', '/ruc-establecimientos-anexos', '/dni'])
+      expect(stack.sandbox.callsTo(path), path).toHaveLength(1);
+    const billed = before - stack.sandbox.quotaOf(TOKEN)!;
+    expect(billed).toBe(4);
+    // Each representative's person is priced before the list is known: 10 assumed.
+    expect(cost(body)).toMatchObject({ queries: billed, estimated: 1 + 1 + 1 + 10 + 1 });
+  });
+
+  it('asks a natural person (RUC 10) for no representatives: [] without a call', async () => {
+    const { body } = await stack.gql('{ contribuyente(ruc: "10467793549") { representantes { nombre } } }');
+    expect(body.data).toEqual({ contribuyente: { representantes: [] } });
+    expect(stack.sandbox.callsTo('/ruc-representantes')).toHaveLength(0);
+  });
+
+  it('refuses an operation whose representatives could fan out past MAX_OPERATION_COST, before any call', async () => {
+    // Ten companies' representatives' persons: 10 × 10 assumed, past the default 100.
+    const rucs = [...['20100123453', '20501234568', '20602345671', '20603456786', '20484567892']].flatMap((ruc) => [ruc, ruc]);
+    const query = `{ ${rucs.map((ruc, i) => `c${i}: contribuyente(ruc: "${ruc}") { representantes { persona { dni } } }`).join(' ')} }`;
+    const { body } = await stack.gql(query);
+    expect(body.errors?.[0]?.extensions?.['code']).toBe('COST_LIMIT_EXCEEDED');
+    expect(stack.sandbox.calls).toHaveLength(0);
+  });
+});
