@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codes, startStack, TOKEN, type Stack } from '../helpers.js';
 
@@ -163,5 +164,16 @@ describe('a company’s representatives and branches (POST /ruc-representantes, 
     const { body } = await stack.gql(query);
     expect(body.errors?.[0]?.extensions?.['code']).toBe('COST_LIMIT_EXCEEDED');
     expect(stack.sandbox.calls).toHaveLength(0);
+  });
+});
+
+describe("README's worked query 4", () => {
+  it('is answered exactly as the README shows it', async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('**4. A checkout in one request**'));
+    const sent = JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string; variables: Record<string, string> };
+    const shown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as unknown;
+    expect((await stack.gql(sent.query, sent.variables)).body).toEqual(shown);
+    expect(stack.sandbox.callsTo('/dni')).toHaveLength(1);
   });
 });
