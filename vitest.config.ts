@@ -1,5 +1,13 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** The files whose promises are timings under load, or memory. */
+const TIMED = [
+  'test/soak.test.ts',
+  ...['stress-documents', 'stress-store', 'fairness', 'admission', 'ops', 'floods', 'connections', 'slow-registry'].map(
+    (name) => `test/e2e/${name}.test.ts`,
+  ),
+];
+
 export default defineConfig({
   resolve: {
     // graphql 16 ships both index.js and index.mjs. Node (and so Yoga, loaded from
@@ -23,9 +31,15 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup.ts'],
     projects: [
-      { extends: true, test: { name: 'gateway', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/image/**'] } },
+      {
+        extends: true,
+        test: { name: 'gateway', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/image/**', ...TIMED] },
+      },
+      // Files that time answers under load or read the heap: after the others, one at a time, so
+      // that no other file's load is theirs (npm test runs both projects).
+      { extends: true, test: { name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
       // The container image's build (minutes of disk and CPU) runs apart: npm run test:image.
-      { extends: true, test: { name: 'image', include: ['test/image/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'image', include: ['test/image/**/*.test.ts'], sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -15,5 +15,5 @@ if [ "${1:-}" = "--image" ]; then
 else
   npm run --silent typecheck
   npm run --silent codegen:check
-  npx vitest run --project gateway "$@"
+  npx vitest run --project gateway --project timed "$@"
 fi
