@@ -4,9 +4,9 @@ import { ubigeoOf, type EstablecimientosRecord, type RepresentantesRecord } from
 import { billed } from './billed.js';
 import { builder } from './builder.js';
 import { Contribuyente } from './contribuyente.js';
-import { Persona } from './persona.js';
+import { Persona, PERSONA_NAMED, personaNamed } from './persona.js';
 import { loadAnswered } from './received.js';
-import { checkDni, checkRuc } from './validation.js';
+import { checkRuc } from './validation.js';
 
 /** Representatives one company is priced for, for what hangs under each (its person): a router is told it too. */
 const ASSUMED_REPRESENTATIVES = 10;
@@ -22,14 +22,8 @@ const Representante = builder.objectRef<RepresentantesRecord['items'][number]>('
     persona: t.field({
       type: Persona,
       nullable: true,
-      ...billed('La persona, cuando el documento es un DNI (REST: POST /dni); null sin llamada en otro caso.', {
-        weight: PLAN_COST[REST.dni],
-      }),
-      resolve: (r, _args, ctx, info) => {
-        const dni =
-          r.tipo_de_documento?.trim().toUpperCase() === 'DNI' && r.numero_de_documento ? checkDni(r.numero_de_documento) : undefined;
-        return dni?.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
-      },
+      ...PERSONA_NAMED('La persona'),
+      resolve: (r, _args, ctx, info) => personaNamed(r.tipo_de_documento, r.numero_de_documento, ctx, info),
     }),
   }),
 });

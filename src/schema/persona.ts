@@ -2,6 +2,8 @@ import { REST } from '../upstream/paths.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import type { DniRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { Context } from './context.js';
 import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
 import { billed } from './billed.js';
 import { checkDni, checkRuc, dniOfRuc, rucOfDni } from './validation.js';
@@ -32,7 +34,7 @@ export const Persona = builder.objectRef<Received<DniRecord>>('Persona').impleme
       description: 'Código de verificación del DNI: un carácter.',
     }),
     consultadoEn: t.string({ nullable: true, description: CONSULTADO_EN, resolve: consultadoEn }),
-    fuente: t.field({ type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const }),
+    fuente: t.field(fromService),
     contribuyente: t.field({
       type: Contribuyente,
       nullable: true,
@@ -55,12 +57,21 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** A DNI a record names, when its document type is one: null without a call otherwise. */
-const dniOf = (tipo: string | null, numero: string | null) =>
-  tipo?.trim().toUpperCase() === 'DNI' && numero ? checkDni(numero) : undefined;
+/** The person a record names by its document, when the document is a DNI (a licence's holder, a representative); null without a call otherwise. */
+export function personaNamed(tipo: string | null, numero: string | null, ctx: Context, info: GraphQLResolveInfo) {
+  const dni = tipo?.trim().toUpperCase() === 'DNI' && numero ? checkDni(numero) : undefined;
+  return dni?.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
+}
+
+/** How a person named by a record's document is declared: priced one per record, as its DNI is known only once the record is. */
+export const PERSONA_NAMED = (who: string) =>
+  billed(`${who}, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.`, { weight: PLAN_COST[REST.dni] });
+
+/** Where a record came from, as every record type says it; the REST service for now. */
+const fromService = { type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const };
 
 builder.objectFields(Contribuyente, (t) => ({
-  fuente: t.field({ type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const }),
+  fuente: t.field(fromService),
   persona: t.field({
     type: Persona,
     nullable: true,
@@ -79,13 +90,7 @@ builder.objectFields(LicenciaConducir, (t) => ({
   titular: t.field({
     type: Persona,
     nullable: true,
-    // Its DNI is known only once the licence is: priced one per licence.
-    ...billed('El titular, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.', {
-      weight: PLAN_COST[REST.dni],
-    }),
-    resolve: (l, _args, ctx, info) => {
-      const dni = dniOf(l.tipo_documento, l.numero_documento);
-      return dni?.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
-    },
+    ...PERSONA_NAMED('El titular'),
+    resolve: (l, _args, ctx, info) => personaNamed(l.tipo_documento, l.numero_documento, ctx, info),
   }),
 }));
