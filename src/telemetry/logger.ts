@@ -44,6 +44,11 @@ export class LogOutput {
   #gone = false;
   #stopping = false;
   #dropped = 0;
+  /** Where each line handed over and not yet written ends, in bytes handed over: those left when the output goes are dropped too. */
+  #unwritten: number[] = [];
+  #firstUnwritten = 0;
+  #handed = 0;
+  #written = 0;
 
   constructor(fd = 1) {
     this.#sonic = pino.destination({
@@ -56,9 +61,19 @@ export class LogOutput {
       // A full pipe is tried again later while serving, never while stopping.
       retryEAGAIN: () => !this.#stopping,
     });
-    this.#sonic.on('drop', () => this.#dropped++);
+    // A line over the bound is dropped as it is handed over: it is the last one counted in.
+    this.#sonic.on('drop', (line: string) => {
+      this.#dropped++;
+      this.#unwritten.pop();
+      this.#handed -= Buffer.byteLength(line);
+    });
+    this.#sonic.on('write', (bytes: number) => this.#confirm(bytes));
     this.#sonic.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code && GONE.has(error.code)) this.#gone = true;
+      if (!error.code || !GONE.has(error.code) || this.#gone) return;
+      this.#gone = true;
+      this.#dropped += this.#unwritten.length - this.#firstUnwritten;
+      this.#unwritten = [];
+      this.#firstUnwritten = 0;
     });
   }
 
@@ -68,7 +83,19 @@ export class LogOutput {
       this.#dropped++;
       return;
     }
+    this.#handed += Buffer.byteLength(line);
+    this.#unwritten.push(this.#handed);
     this.#sonic.write(line);
+  }
+
+  /** `bytes` more reached the output: the lines they end are written. */
+  #confirm(bytes: number): void {
+    this.#written += bytes;
+    while (this.#firstUnwritten < this.#unwritten.length && this.#unwritten[this.#firstUnwritten]! <= this.#written) this.#firstUnwritten++;
+    if (this.#firstUnwritten === this.#unwritten.length || this.#firstUnwritten > 4096) {
+      this.#unwritten.splice(0, this.#firstUnwritten);
+      this.#firstUnwritten = 0;
+    }
   }
 
   /** Lines dropped so far: the output gone, stalled or full. */
