@@ -133,6 +133,7 @@ async function demo() {
   console.log(`contribuyente: ${ejemplo.data?.contribuyente?.nombreORazonSocial ?? '(none)'}`);
   console.log(`actividades: ${ejemplo.data?.contribuyente?.detalle?.actividadesEconomicas.join('; ') ?? '(none)'}`);
   console.log(`licencia: ${ejemplo.data?.licencia?.nombres ?? '(none)'} ${ejemplo.data?.licencia?.apellidoPaterno ?? ''}`);
+  console.log(`titular: DNI ${ejemplo.data?.licencia?.titular?.dni ?? '(none)'}`);
   console.log(`cost: ${JSON.stringify(ejemplo.cost)}`);
 
   const malo = await execute(url, token, EjemploDocument, { ruc: '20100123454', numLicencia: 'Q46779354' }, { documentIds });

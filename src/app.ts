@@ -246,6 +246,7 @@ function createLookups(config: Config, upstream: UpstreamClient, store: SharedLo
     store,
     keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,
+    pastRateTtlMs: config.cache.pastRateTtlMs,
     notFoundTtlMs: config.cache.notFoundTtlMs,
     staleIfErrorMs: config.cache.staleIfErrorMs,
     keySecret: config.cache.keySecret,

@@ -11,11 +11,9 @@ export const DEFAULT_MAX_RECEIPTS = 1000;
 const port = z.coerce.number().int().min(0).max(65535);
 const millis = z.coerce.number().int().min(1).max(600_000);
 const count = z.coerce.number().int().min(0);
-const millisLong = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(30 * 24 * 3600_000);
+/** The longest time to live: of a setting, and of what never changes (a past date's exchange rate). */
+const MAX_TTL_MS = 30 * 24 * 3600_000;
+const millisLong = z.coerce.number().int().min(1).max(MAX_TTL_MS);
 
 const ONE_PROCESS =
   'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
@@ -99,13 +97,15 @@ export const EnvSchema = z.object({
   CACHE_TTL_LICENCIA_MS: millisLong.default(24 * 3600_000),
   /** @default 86400000 (24 h) */
   CACHE_TTL_DNI_MS: millisLong.default(24 * 3600_000),
+  /** Today's exchange rate (or a date's to come): SUNAT may publish it later in the day. A past date's never changes (30 days). @default 3600000 (1 h) */
+  CACHE_TTL_TIPO_DE_CAMBIO_MS: millisLong.default(3600_000),
   /** @default 600000 (10 min) */
   CACHE_TTL_NOT_FOUND_MS: millisLong.default(10 * 60_000),
   /**
    * How long past its time to live a found record is kept, to be answered (marked stale) when
    * refreshing it finds the upstream unavailable (stale-if-error, RFC 5861); 0 turns it off. @default 86400000 (24 h)
    */
-  CACHE_STALE_IF_ERROR_MS: count.max(30 * 24 * 3600_000).default(24 * 3600_000),
+  CACHE_STALE_IF_ERROR_MS: count.max(MAX_TTL_MS).default(24 * 3600_000),
   /** @default 10000 */
   CACHE_MAX_ENTRIES: count.min(1).default(10_000),
   /** @default 52428800 (50 MiB) */
@@ -226,7 +226,9 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
       // A company's representatives and branches change as its detailed record does: kept as long.
       representantes: e.CACHE_TTL_RUC_SUNAT_MS,
       establecimientos: e.CACHE_TTL_RUC_SUNAT_MS,
+      tipoDeCambio: e.CACHE_TTL_TIPO_DE_CAMBIO_MS,
     },
+    pastRateTtlMs: MAX_TTL_MS,
     notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
     staleIfErrorMs: e.CACHE_STALE_IF_ERROR_MS,
     maxEntries: e.CACHE_MAX_ENTRIES,

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -15,6 +16,19 @@ import { Metrics } from '../src/telemetry/metrics.js';
 import { signalGroup, spawnTracked } from './processes.js';
 
 export const TOKEN = SANDBOX_TOKEN;
+
+/** One of the README's worked queries, by the words its heading starts with: what it sends, with which token, and the answer it shows. */
+export function readmeExample(heading: string): { sent: { query: string; variables?: Record<string, unknown> }; token: string; shown: unknown } {
+  const readme = readFileSync('README.md', 'utf8');
+  const at = readme.indexOf(`**${heading}`);
+  if (at < 0) throw new Error(`README has no worked query "${heading}"`);
+  const section = readme.slice(at);
+  return {
+    sent: JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string; variables?: Record<string, unknown> },
+    token: /authorization: Bearer ([\w-]+)/.exec(section)![1]!,
+    shown: JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as unknown,
+  };
+}
 
 export interface PostOptions {
   /** The bearer token: the sandbox's plan by default, `null` for none. */

@@ -7,6 +7,7 @@ import type {
   RepresentantesRecord,
   RucRecord,
   RucSunatRecord,
+  TipoDeCambioRecord,
 } from '../upstream/schemas.js';
 
 export interface RequestLoaders {
@@ -21,6 +22,8 @@ export interface RequestLoaders {
   /** POST /ruc-representantes and /ruc-establecimientos-anexos by RUC. */
   representantes: DataLoader<string, Received<RepresentantesRecord>>;
   establecimientos: DataLoader<string, Received<EstablecimientosRecord>>;
+  /** POST /tipo-de-cambio by date (YYYY-MM-DD). */
+  tipoDeCambio: DataLoader<string, Received<TipoDeCambioRecord>>;
 }
 
 /**
@@ -48,6 +51,7 @@ class LazyLoaders implements RequestLoaders {
   #dni: RequestLoaders['dni'] | undefined;
   #representantes: RequestLoaders['representantes'] | undefined;
   #establecimientos: RequestLoaders['establecimientos'] | undefined;
+  #tipoDeCambio: RequestLoaders['tipoDeCambio'] | undefined;
 
   constructor(
     private readonly lookups: CachedLookups,
@@ -77,6 +81,10 @@ class LazyLoaders implements RequestLoaders {
 
   get establecimientos(): RequestLoaders['establecimientos'] {
     return (this.#establecimientos ??= this.#loaderOf((key) => this.lookups.establecimientos(key, this.call)));
+  }
+
+  get tipoDeCambio(): RequestLoaders['tipoDeCambio'] {
+    return (this.#tipoDeCambio ??= this.#loaderOf((key) => this.lookups.tipoDeCambio(key, this.call)));
   }
 
   #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {

@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Lease, SharedLookupStore } from './store.js';
-import { paidFor, type Budget } from './budget.js';
+import { paidFor } from './budget.js';
 import { PLAN_COST } from '../upstream/billing.js';
 import { REST } from '../upstream/paths.js';
-import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
   UpstreamError,
@@ -21,9 +21,12 @@ import type {
   RepresentantesRecord,
   RucRecord,
   RucSunatRecord,
+  TipoDeCambioRecord,
 } from '../upstream/schemas.js';
+import { isPastInLima } from '../upstream/dates.js';
+import type { CacheResult, LookupCaller, LookupOp, LookupsOptions, Received } from './lookup-types.js';
 
-export type LookupOp = 'ruc' | 'rucSunat' | 'licencia' | 'dni' | 'representantes' | 'establecimientos';
+export type { CacheResult, LookupCaller, LookupOp, LookupsOptions, Received } from './lookup-types.js';
 
 /**
  * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
@@ -39,65 +42,12 @@ export const KEY_PREFIX = 'gw4:';
  */
 export const REJECTED_TOKEN_MS = 10_000;
 
-export interface LookupsOptions {
-  /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
-  store: SharedLookupStore | undefined;
-  /** Keep answers (CACHE=on); false still lets lookups share a call in flight (COALESCE). */
-  keep: boolean;
-  /** Time to live of a found record, per operation. */
-  ttlMs: Record<LookupOp, number>;
-  /** Time to live of a DOCUMENT_NOT_FOUND answer. */
-  notFoundTtlMs: number;
-  /** How long past its time to live a found record is kept, for when the upstream is down (0: not at all). */
-  staleIfErrorMs: number;
-  /**
-   * Secret for the HMAC of the token in cache keys. Without one, a random secret for this
-   * process (fine for one process), or plain SHA-256 when `sharedKeys` is set, so that
-   * processes sharing a store agree on keys.
-   */
-  keySecret?: string | undefined;
-  sharedKeys?: boolean;
-  /** Every lookup's cache result, for metrics. */
-  onResult?: (op: LookupOp, result: CacheResult) => void;
-}
-
-/**
- * hit: from the cache; flight: joined another request's call; miss: called upstream; stale: the
- * last good record while the upstream is down; off: no cache.
- */
-export type CacheResult = 'hit' | 'flight' | 'miss' | 'stale' | 'off';
-
-/** Per-call context of a lookup: the upstream's, plus what the cache needs. */
-export interface LookupCaller extends UpstreamCaller {
-  /** The token as it appears in cache keys (see `tokenKey`); never the token itself. */
-  tokenKey: string | undefined;
-  /** `Cache-Control: no-cache`: do not read the cache; fetch, and store the fresh answer. */
-  noCache?: boolean;
-  /** Told when a lookup starts waiting on another request's call in flight (its request then holds a lighter place). */
-  onWait?: (() => void) | undefined;
-  /** Told when an answer came from the cache or from another request's call in flight. */
-  onShared?: (how: 'cache' | 'flight') => void;
-  /** The signed-in subject's budget, which pays for each call before it is sent (sign-in mode). */
-  budget?: Budget | undefined;
-  /** Told when the answer is the last good record, the upstream being down. */
-  onStale?: (() => void) | undefined;
-  /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
-  onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
-}
-
 /**
  * What a store holds and hands over: a record, fresh until `freshUntil` (epoch ms) and kept
  * longer for when the upstream is down, or a failure (a kept 404, or one for the callers that waited).
  */
 type Entry<T> = { record: T; freshUntil: number } | { failure: UpstreamErrorData };
 
-/**
- * A record as the lookups hand it out: with the time the gateway received it from the upstream
- * (epoch milliseconds: the schema writes it as ISO 8601 only where a field asks for it), which
- * travels with it through every store, and `stale` when it is the last good record answered
- * because the upstream is down.
- */
-export type Received<T extends object = object> = T & { receivedAt: number; stale?: boolean };
 
 /**
  * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
@@ -150,20 +100,31 @@ export class CachedLookups {
     return this.#lookup('establecimientos', ruc, ctx, (c) => this.#client.establecimientos(ruc, c));
   }
 
+  tipoDeCambio(fecha: string, ctx: LookupCaller): Promise<Received<TipoDeCambioRecord>> {
+    const ttlMs = isPastInLima(fecha) ? this.#options.pastRateTtlMs : this.#options.ttlMs.tipoDeCambio;
+    return this.#lookup('tipoDeCambio', fecha, ctx, (c) => this.#client.tipoDeCambio(fecha, c), ttlMs);
+  }
+
   /** `call`, paid from the caller's budget at the price list's cost of `op` when it has one, through the cache. */
-  #lookup<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, call: (ctx: LookupCaller) => Promise<T>): Promise<T> {
+  #lookup<T extends Received>(
+    op: LookupOp,
+    key: string,
+    ctx: LookupCaller,
+    call: (ctx: LookupCaller) => Promise<T>,
+    ttlMs = this.#options.ttlMs[op],
+  ): Promise<T> {
     const budget = ctx.budget;
     const fetch = budget ? () => paidFor(budget, PLAN_COST[REST[op]], ctx, call) : () => call(ctx);
     // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
     if (!this.#store && !ctx.onLookupStart) return fetch();
-    return this.#observed(op, key, ctx, fetch);
+    return this.#observed(op, key, ctx, fetch, ttlMs);
   }
 
-  async #observed<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>): Promise<T> {
+  async #observed<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>, ttlMs: number): Promise<T> {
     const finish = ctx.onLookupStart?.(op);
     let result: CacheResult = 'off';
     try {
-      const value = await this.#find(op, key, ctx, fetch, (r) => (result = r));
+      const value = await this.#find(op, key, ctx, fetch, ttlMs, (r) => (result = r));
       finish?.(result, false);
       return value;
     } catch (error) {
@@ -179,6 +140,7 @@ export class CachedLookups {
     key: string,
     ctx: LookupCaller,
     fetch: () => Promise<T>,
+    ttlMs: number,
     outcome: (r: CacheResult) => void,
   ): Promise<T> {
     const store = this.#store;
@@ -193,7 +155,7 @@ export class CachedLookups {
         waited = true;
         claim = await claim.next;
       }
-      if (claim.kind === 'lead') return this.#lead(op, storeKey, ctx.tokenKey, ctx, claim.lease, fetch, outcome);
+      if (claim.kind === 'lead') return this.#lead(storeKey, ctx.tokenKey, ctx, claim.lease, fetch, ttlMs, outcome);
       const entry = entryOf<T>(claim.entry);
       // An entry this version cannot read (another version's, say) counts as a miss.
       if (!entry) return fetch();
@@ -215,12 +177,12 @@ export class CachedLookups {
 
   /** This caller's request makes (and pays for) the call, and hands the outcome to those waiting. */
   async #lead<T extends Received>(
-    op: LookupOp,
     storeKey: string,
     tokenKey: string,
     ctx: LookupCaller,
     lease: Lease,
     fetch: () => Promise<T>,
+    ttlMs: number,
     outcome: (r: CacheResult) => void,
   ): Promise<T> {
     outcome('miss');
@@ -248,7 +210,6 @@ export class CachedLookups {
       }
       return this.#staleOr(error, storeKey, ctx, outcome);
     }
-    const ttlMs = this.#options.ttlMs[op];
     const entry: Entry<T> = { record, freshUntil: Date.now() + ttlMs };
     // Kept past its time to live (stale-if-error), for when refreshing it finds the upstream down.
     lease.settle(JSON.stringify(entry), keep ? ttlMs + this.#options.staleIfErrorMs : 0);

@@ -25,8 +25,8 @@ const FILES = new Map<string, string>([
   ['monacoeditorwork/graphql.worker..bundle.js', 'text/javascript; charset=utf-8'],
 ]);
 
-const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
-# licencias de conducir.
+const HOW_TO = `# GraphQL sobre las consultas de RUC, DNI, comprobantes,
+# licencias de conducir y tipo de cambio.
 #
 # Token: pestaña "Headers" (abajo):
 #   { "Authorization": "Bearer <su token>" }
@@ -37,9 +37,10 @@ const HOW_TO = `# GraphQL sobre las consultas de RUC, comprobantes y
 # Cada llamada al servicio consume consultas del plan;
 # lo repetido en una operación se consulta una sola vez.
 #
-# Un contribuyente, su ficha detallada y una licencia,
-# en una sola consulta. La ficha (lenta) llega después
-# del resumen gracias a @defer. Pulse ▶ para ejecutarla.
+# Un contribuyente, su ficha detallada y una licencia
+# con su titular (el DNI de la licencia lleva a la
+# persona), en una sola consulta. La ficha (lenta) llega
+# después del resumen gracias a @defer. Pulse ▶.
 `;
 
 const EXAMPLE_VARIABLES: Record<string, string> = { ruc: '20100123453', numLicencia: 'Q46779354' };

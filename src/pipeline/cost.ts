@@ -114,7 +114,7 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
         continue; // the field fails before its resolver runs
       }
       // One item given where a list is expected is a list of one, as graphql-js coerces it.
-      items = !billing.list ? [value] : Array.isArray(value) ? value : value == null ? [] : [value];
+      items = !billing.list ? [value ?? billing.absent?.()] : Array.isArray(value) ? value : value == null ? [] : [value];
       const max = typeof billing.max === 'function' ? billing.max(limits) : billing.max;
       if (max !== undefined && items.length > max) items = [];
     }

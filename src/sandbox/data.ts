@@ -136,47 +136,48 @@ export const LICENCES: readonly SandboxLicence[] = [
 
 /**
  * Keys that make the sandbox misbehave on purpose, so that every error path can be
- * shown end to end. A RUC trigger works on /ruc and /ruc-sunat, and on a batch whose
- * receipts name it as issuer; a licence trigger on /licencia-conducir.
- * Any valid RUC or licence not in the data above answers 404.
+ * shown end to end. A RUC trigger works on every lookup by RUC, and on a batch whose
+ * receipts name it as issuer; a licence trigger on /licencia-conducir, a DNI on /dni, a
+ * date (weekdays of January 1990) on /tipo-de-cambio.
+ * Any valid RUC, licence or DNI not in the data above answers 404, as any date before 2000.
  */
 export const TRIGGERS = {
   /** 503 upstream_unavailable, retryable. */
-  unavailable: { ruc: '20600000021', licencia: 'T503' },
+  unavailable: { ruc: '20600000021', licencia: 'T503', dni: '00000503', fecha: '1990-01-01' },
   /** 502 with an HTML body: another 5xx, not JSON. */
-  badGateway: { ruc: '20600000030', licencia: 'T502' },
+  badGateway: { ruc: '20600000030', licencia: 'T502', dni: '00000502', fecha: '1990-01-02' },
   /** A correct answer after `slowMs` (default 3000 ms). */
-  slow: { ruc: '20600000048', licencia: 'TSLOW' },
+  slow: { ruc: '20600000048', licencia: 'TSLOW', dni: '00000001', fecha: '1990-01-03' },
   /** 200 with a truncated, unparseable JSON body (billed, as every 2xx). */
-  brokenBody: { ruc: '20600000056', licencia: 'TBROKEN' },
+  brokenBody: { ruc: '20600000056', licencia: 'TBROKEN', dni: '00000002', fecha: '1990-01-04' },
   /** 200 with a record that breaks the schema (no name; billed). */
-  badRecord: { ruc: '20600000064', licencia: 'TBADRECORD' },
+  badRecord: { ruc: '20600000064', licencia: 'TBADRECORD', dni: '00000004', fecha: '1990-01-05' },
   /** 400 invalid_input: the upstream rejects a RUC the gateway accepted. */
-  rejected: { ruc: '20600000072', licencia: 'T400' },
+  rejected: { ruc: '20600000072', licencia: 'T400', dni: '00000400', fecha: '1990-01-08' },
   /** 422 with an unknown code: some other 4xx. */
-  otherClientError: { ruc: '20600000081', licencia: 'T422' },
+  otherClientError: { ruc: '20600000081', licencia: 'T422', dni: '00000422', fecha: '1990-01-09' },
   /** The connection is reset without an answer. */
-  reset: { ruc: '20600000099', licencia: 'TRESET' },
+  reset: { ruc: '20600000099', licencia: 'TRESET', dni: '00000005', fecha: '1990-01-10' },
   /** 200 with another document's record (billed). */
-  otherDocument: { ruc: '20600000102', licencia: 'TOTHER' },
+  otherDocument: { ruc: '20600000102', licencia: 'TOTHER', dni: '00000008', fecha: '1990-01-11' },
   /** 302 to another address, which a client must not follow. */
-  redirect: { ruc: '20600000111', licencia: 'T302' },
+  redirect: { ruc: '20600000111', licencia: 'T302', dni: '00000302', fecha: '1990-01-12' },
   /** As a receipt's issuer: a batch answer whose count is over 2^31 (billed). */
-  hugeCount: { ruc: '20600000145', licencia: 'THUGE' },
+  hugeCount: { ruc: '20600000145', licencia: 'THUGE', dni: '00000007', fecha: '1990-01-15' },
   /** 400 whose message quotes the caller's token back (some services do), and a v2 batch's SOL credentials. */
-  echoesToken: { ruc: '20600000137', licencia: 'TECHO' },
+  echoesToken: { ruc: '20600000137', licencia: 'TECHO', dni: '00000006', fecha: '1990-01-16' },
   /** 204 with no body (billed). */
-  noContent: { ruc: '20600000129', licencia: 'T204' },
+  noContent: { ruc: '20600000129', licencia: 'T204', dni: '00000204', fecha: '1990-01-17' },
   /** As the real service answers a lookup that found nothing: HTTP 200, success false, "No se encontraron registros", no code. */
-  notFoundWithoutCode: { ruc: '20600000153', licencia: 'T200VACIO' },
+  notFoundWithoutCode: { ruc: '20600000153', licencia: 'T200VACIO', dni: '00000200', fecha: '1990-01-18' },
   /** As the real service answers an exhausted plan: HTTP 200, success false, "Ha superado la cantidad de consultas mensuales". */
-  planExhausted: { ruc: '20600000161', licencia: 'T200AGOTADO' },
+  planExhausted: { ruc: '20600000161', licencia: 'T200AGOTADO', dni: '00000201', fecha: '1990-01-19' },
   /** A plan that does not include the operation, as the service has answered it: HTTP 200, success false, code PLAN_DENIED. */
-  planDenied: { ruc: '20600000188', licencia: 'T200PLAN' },
+  planDenied: { ruc: '20600000188', licencia: 'T200PLAN', dni: '00000202', fecha: '1990-01-22' },
   /** Throttling as web frameworks answer it: 429 `{"message": "Too Many Attempts."}`, `Retry-After: 30`, no code. */
-  throttled: { ruc: '20600000170', licencia: 'T429' },
+  throttled: { ruc: '20600000170', licencia: 'T429', dni: '00000429', fecha: '1990-01-23' },
   /** A valid RUC / licence with no data: 404 document_not_found. */
-  notFound: { ruc: '20999999990', licencia: 'Q99999999' },
+  notFound: { ruc: '20999999990', licencia: 'Q99999999', dni: '00000404', fecha: '1990-01-24' },
 } as const;
 
 export type TriggerName = keyof typeof TRIGGERS;

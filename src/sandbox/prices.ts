@@ -13,6 +13,7 @@ export const SPEC_PRICE: Readonly<Record<string, number>> = {
   '/dni': 1,
   '/ruc-representantes': 1,
   '/ruc-establecimientos-anexos': 1,
+  '/tipo-de-cambio': 1,
 };
 
 /** "1 query per receipt sent", for both batch validations. */

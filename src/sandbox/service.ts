@@ -1,20 +1,43 @@
 import { BRANCHES, LICENCES, PERSONS, REPRESENTATIVES, TAXPAYERS, TRIGGERS, type SandboxTokenPlan, type TriggerName } from './data.js';
 import { detail, fail, fromLine, fromObject, ok, slowTaxpayer, summary, type Answer, type Receipt } from './records.js';
 import { SPEC_MAX_RECEIPTS, SPEC_PRICE, SPEC_PRICE_PER_RECEIPT } from './prices.js';
+import { isRealDate, rateAnswer } from './rates.js';
 import type { FaultKind, SandboxFaults } from './types.js';
 
 /** The path prefix of the legacy base URL (`https://apiperu.dev/api`), served alike. */
 export const LEGACY_PREFIX = '/api';
 
 const TRIGGER_BY_KEY = new Map<string, TriggerName>(
-  Object.entries(TRIGGERS).flatMap(([name, keys]) => [
-    [keys.ruc, name as TriggerName],
-    [keys.licencia, name as TriggerName],
-  ]),
+  Object.entries(TRIGGERS).flatMap(([name, keys]) => Object.values(keys).map((key) => [key, name as TriggerName] as const)),
 );
 const TAXPAYERS_BY_RUC = new Map(TAXPAYERS.map((t) => [t.ruc, t]));
 const LICENCES_BY_NUMBER = new Map(LICENCES.map((l) => [l.num_licencia, l]));
 const PERSONS_BY_DNI = new Map(PERSONS.map((p) => [p.numero, p]));
+/** A rate published after any date asked. */
+const LATER_RATE = { fecha_sunat: '2999-12-31', compra: 3.5, venta: 3.51 };
+/** The body field that holds a lookup's key; a RUC for any other lookup. */
+const KEY_FIELD: Readonly<Record<string, string>> = { '/licencia-conducir': 'num_licencia', '/dni': 'dni', '/tipo-de-cambio': 'fecha' };
+
+/** What a lookup finds for `key` (the slow trigger's key finds a record too), or its 404. */
+function found(op: string, key: string, slow: boolean, body: Record<string, unknown>): Answer {
+  switch (op) {
+    case '/dni': {
+      const person = PERSONS_BY_DNI.get(key) ?? (slow ? { ...PERSONS[0]!, numero: key } : undefined);
+      return person ? ok(person) : fail(404, 'document_not_found', 'No se encontraron registros para el DNI indicado.');
+    }
+    case '/tipo-de-cambio':
+      return rateAnswer(key, body['moneda'], slow);
+    case '/licencia-conducir': {
+      const holder = LICENCES_BY_NUMBER.get(key) ?? (slow ? { ...LICENCES[0]!, num_licencia: key } : undefined);
+      return holder ? ok(holder) : fail(404, 'document_not_found', 'No se encontró información para la licencia indicada.');
+    }
+  }
+  const taxpayer = TAXPAYERS_BY_RUC.get(key) ?? (slow ? slowTaxpayer(key) : undefined);
+  if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
+  if (op === '/ruc-representantes') return ok(REPRESENTATIVES[key] ?? []);
+  if (op === '/ruc-establecimientos-anexos') return ok(BRANCHES[key] ?? []);
+  return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
+}
 
 /**
  * What the REST service answers, as rest-api.md describes it, with no HTTP around it: routes,
@@ -59,7 +82,8 @@ export class RestService {
       case 'badRecord':
         return billed(ok({ ruc: 12345, estado: ['ACTIVO'] }));
       case 'otherDocument':
-        return billed(ok({ ...LICENCES[0]!, ...summary(TAXPAYERS[0]!), ...detail(TAXPAYERS[0]!) }));
+        // Another taxpayer, licence and person, and a rate of a date to come: another document's record whatever was asked.
+        return billed(ok({ ...LICENCES[0]!, ...summary(TAXPAYERS[0]!), ...detail(TAXPAYERS[0]!), ...PERSONS[0]!, ...LATER_RATE }));
       case 'redirect':
         return { status: 302, raw: '<html>Moved</html>', contentType: 'text/html', headers: { location: 'http://127.0.0.1:9/login' } };
       case 'noContent':
@@ -110,39 +134,31 @@ export class RestService {
   }
 
   #lookup(op: string, token: string, body: Record<string, unknown>): Answer {
-    const keyField = op === '/licencia-conducir' ? 'num_licencia' : op === '/dni' ? 'dni' : 'ruc';
-    const key = typeof body[keyField] === 'string' ? (body[keyField] as string).trim() : '';
-    if (op === '/dni') {
-      if (!/^\d{8}$/.test(key)) return fail(400, 'invalid_input', 'El DNI es incorrecto');
-      const refused = this.#charge(token, SPEC_PRICE[op]!);
-      if (refused) return refused;
-      const found = PERSONS_BY_DNI.get(key);
-      return found ? ok(found) : fail(404, 'document_not_found', 'No se encontraron registros para el DNI indicado.');
-    }
-    if (op === '/licencia-conducir') {
-      if (!key) return fail(400, 'invalid_input', 'El parámetro num_licencia es requerido');
-      if (this.#plans.get(token)!.plan === 'free') {
-        return fail(403, 'plan_not_allowed', 'La consulta de licencias de conducir no está disponible en el plan gratuito.');
-      }
-    } else if (!/^(10|15|16|17|20)\d{9}$/.test(key)) {
-      return fail(400, 'invalid_input', 'El RUC es incorrecto');
-    }
-    const answer = (): Answer => {
-      const refused = this.#charge(token, SPEC_PRICE[op]!);
-      if (refused) return refused;
-      if (op === '/licencia-conducir') {
-        const holder =
-          LICENCES_BY_NUMBER.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? { ...LICENCES[0]!, num_licencia: key } : undefined);
-        return holder ? ok(holder) : fail(404, 'document_not_found', 'No se encontró información para la licencia indicada.');
-      }
-      const taxpayer = TAXPAYERS_BY_RUC.get(key) ?? (TRIGGER_BY_KEY.get(key) === 'slow' ? slowTaxpayer(key) : undefined);
-      if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
-      if (op === '/ruc-representantes') return ok(REPRESENTATIVES[key] ?? []);
-      if (op === '/ruc-establecimientos-anexos') return ok(BRANCHES[key] ?? []);
-      return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
-    };
+    const field = KEY_FIELD[op] ?? 'ruc';
+    const key = typeof body[field] === 'string' ? (body[field] as string).trim() : '';
+    const rejected = this.#rejected(op, token, key, body);
+    if (rejected) return rejected;
     const trigger = TRIGGER_BY_KEY.get(key);
+    const answer = (): Answer => this.#charge(token, SPEC_PRICE[op]!) ?? found(op, key, trigger === 'slow', body);
     return trigger ? this.#triggered(trigger, answer, token, SPEC_PRICE[op]!) : answer();
+  }
+
+  /** The service's own checks of a lookup's input, before any charge. */
+  #rejected(op: string, token: string, key: string, body: Record<string, unknown>): Answer | undefined {
+    switch (op) {
+      case '/dni':
+        return /^\d{8}$/.test(key) ? undefined : fail(400, 'invalid_input', 'El DNI es incorrecto');
+      case '/tipo-de-cambio':
+        if (!isRealDate(key)) return fail(400, 'invalid_input', 'La fecha es incorrecta');
+        return body['moneda'] === undefined || body['moneda'] === 'USD' ? undefined : fail(400, 'invalid_input', 'Moneda no soportada');
+      case '/licencia-conducir':
+        if (!key) return fail(400, 'invalid_input', 'El parámetro num_licencia es requerido');
+        return this.#plans.get(token)!.plan === 'free'
+          ? fail(403, 'plan_not_allowed', 'La consulta de licencias de conducir no está disponible en el plan gratuito.')
+          : undefined;
+      default:
+        return /^(10|15|16|17|20)\d{9}$/.test(key) ? undefined : fail(400, 'invalid_input', 'El RUC es incorrecto');
+    }
   }
 
   #batch(op: string, token: string, body: Record<string, unknown>): Answer {

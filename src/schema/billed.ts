@@ -58,6 +58,8 @@ export interface Billing {
    * Int argument (a page size), which a list of keys is not, and composition refuses it.
    */
   list?: boolean;
+  /** The item an omitted argument stands for (today's date): priced as if given. */
+  absent?: () => string;
   /** A list longer than this is refused whole, before any call: a number, or read from the configured limits. */
   max?: number | ((limits: RuntimeLimits) => number);
   /**

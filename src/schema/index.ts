@@ -9,6 +9,7 @@ import './contribuyente.js';
 import './licencia.js';
 import './persona.js';
 import './empresa.js';
+import './tipo-de-cambio.js';
 import './comprobantes.js';
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ComprobanteBody } from '../upstream/schemas.js';
+import { todayInLima } from '../upstream/dates.js';
 
 /**
  * Input rules checked before any upstream call, so bad input never costs a query.
@@ -69,6 +70,13 @@ export function rucOfDni(dni: string): Checked<string> {
   if (!checked.ok) return checked;
   const first10 = `10${checked.value}`;
   return { ok: true, value: `${first10}${rucCheckDigit(first10)}` };
+}
+
+/** A date (YYYY-MM-DD) that exists; none given is today in Lima. */
+export function checkFecha(input: string | null | undefined): Checked<string> {
+  if (input == null) return { ok: true, value: todayInLima() };
+  const fecha = input.trim();
+  return isRealDate(fecha) ? { ok: true, value: fecha } : { ok: false, message: 'La fecha debe existir y tener el formato AAAA-MM-DD.' };
 }
 
 function isRealDate(value: string): boolean {

@@ -16,6 +16,7 @@ export const PLAN_COST = {
   [REST.representantes]: 1,
   /** One client notes that it "consumes one more query": one per call, as the others. */
   [REST.establecimientos]: 1,
+  [REST.tipoDeCambio]: 1,
   /** The batch validations cost this per receipt sent. */
   receipt: 1,
 } as const;

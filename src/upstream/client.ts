@@ -15,6 +15,7 @@ import {
   type ComprobanteBody,
   type CredencialesSol,
   type DniRecord,
+  type TipoDeCambioRecord,
   type EstablecimientosRecord,
   type RepresentantesRecord,
   type LicenciaRecord,
@@ -101,6 +102,11 @@ export class UpstreamClient {
   /** POST /ruc-representantes: a company's legal representatives. */
   representantes(ruc: string, ctx: UpstreamCaller): Promise<RepresentantesRecord> {
     return this.#lookup(LOOKUP_CALLS.representantes(ruc), ctx);
+  }
+
+  /** POST /tipo-de-cambio: SUNAT's exchange rate of a date. */
+  tipoDeCambio(fecha: string, ctx: UpstreamCaller): Promise<TipoDeCambioRecord> {
+    return this.#lookup(LOOKUP_CALLS.tipoDeCambio(fecha), ctx);
   }
 
   /** POST /ruc-establecimientos-anexos: a company's branches. */

@@ -261,7 +261,7 @@ function interpret<T>({ path, read, token, secrets, retryAfterMs }: Asked<T>, st
   if (status >= 300 && status < 400) throw new UpstreamInvalidResponseError({ path, status, reason: 'redirect' });
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = read.parse ? read.parse(text) : JSON.parse(text);
   } catch {
     // A 4xx keeps its meaning without a body (a 401 is a 401); a 5xx without JSON is unavailable;
     // a 2xx without JSON (204 included) was billed and is unusable.

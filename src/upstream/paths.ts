@@ -10,6 +10,7 @@ export const REST = {
   dni: '/dni',
   representantes: '/ruc-representantes',
   establecimientos: '/ruc-establecimientos-anexos',
+  tipoDeCambio: '/tipo-de-cambio',
   validacion: '/validacion-multiple-cpe',
   validacionTexto: '/validacion-multiple-cpe-v2',
 } as const;

@@ -1,10 +1,15 @@
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+
 /** Why `data` is no record: its first issues, each `path: code` as zod names them. */
 export class Unreadable {
   constructor(readonly issues: string[]) {}
 }
 
-/** Reads an answer's `data` into its record, or says why it cannot. */
-export type Reader<T> = (data: unknown) => T | Unreadable;
+/**
+ * Reads an answer's `data` into its record, or says why it cannot; with `parse`, the body is
+ * read by it instead of JSON.parse (a record whose numbers must keep the text they were sent as).
+ */
+export type Reader<T> = ((data: unknown) => T | Unreadable) & { readonly parse?: (text: string) => unknown };
 
 /**
  * What the service writes for "no value": empty or blank text, or a lone dash (upstream-notes: a
@@ -96,6 +101,26 @@ export class Reading {
     );
   }
 
+  /**
+   * A decimal the record must carry, as text with at least three decimals ("3.75" and 3.75 are
+   * "3.750"), worked out digit by digit; or no value. A number arrives here as the text it was
+   * sent as when the reader parses with `decimalsAsText`.
+   */
+  decimal(key: string): string | null {
+    if (!(key in this.input)) return this.#bad(key, null);
+    const v = this.input[key];
+    if (v == null || (typeof v === 'string' && noValue(v))) return null;
+    const text = typeof v === 'string' ? decimalText(v) : typeof v === 'number' ? decimalText(String(v)) : BAD;
+    return text === BAD ? this.#bad(key, null) : text;
+  }
+
+  /** A date, or no value: `YYYY-MM-DD` as sent, `DD/MM/YYYY` turned into it, any other text as sent. */
+  date(key: string): string | null {
+    const text = this.optional(key);
+    const dmy = text === null ? null : /^\s*(\d{2})\/(\d{2})\/(\d{4})\s*$/.exec(text);
+    return dmy ? `${dmy[3]}-${dmy[2]}-${dmy[1]}` : text;
+  }
+
   #bad<T>(key: string, instead: T): T {
     const issues = (this.issues ??= []);
     if (issues.length < MAX_ISSUES) issues.push(`${key}: ${key in this.input ? 'invalid_type' : 'required'}`);
@@ -131,4 +156,29 @@ function levelsOf(levels: readonly unknown[]): (string | null)[] | typeof BAD {
     out.push(code);
   }
   return out;
+}
+
+/** A decimal's text, plain or with an exponent (`3.75`, `375e-2`), as plain text with at least three decimals. */
+function decimalText(v: string): string | typeof BAD {
+  const m = /^(-?)(\d{1,30})(?:\.(\d{1,30}))?(?:[eE]([+-]?\d{1,2}))?$/.exec(v.trim());
+  if (!m) return BAD;
+  const [, sign, whole, fraction = '', exponent] = m;
+  let digits = whole! + fraction;
+  let point = whole!.length + (exponent ? Number(exponent) : 0);
+  if (point < 1) (digits = '0'.repeat(1 - point) + digits), (point = 1);
+  if (point > digits.length) digits = digits.padEnd(point, '0');
+  const integer = digits.slice(0, point).replace(/^0+(?=\d)/, '');
+  // Zeros past the third decimal say nothing; the first three are how SUNAT writes a rate.
+  const decimals = digits.slice(point).replace(/0+$/, '').padEnd(3, '0');
+  return `${sign}${integer}.${decimals}`;
+}
+
+/**
+ * A `parse` for a reader: JSON whose numbers under `keys` keep the text they were sent as
+ * (JSON.parse would make them binary floats first); every other number read as JSON.parse reads it.
+ */
+export function decimalsAsText(keys: readonly string[]): (text: string) => unknown {
+  const named = new Set(keys);
+  return (text) =>
+    parseLossless(text, (key, value) => (isLosslessNumber(value) ? (named.has(key) ? value.value : Number(value.value)) : value));
 }

@@ -12,6 +12,9 @@ import {
   readLicenciaRecord,
   readRucRecord,
   readRucSunatRecord,
+  readTipoDeCambio,
+  MONEDA,
+  type TipoDeCambioRecord,
   type DniRecord,
   type LicenciaRecord,
   type RucRecord,
@@ -82,5 +85,13 @@ export const LOOKUP_CALLS = {
     body: { ruc },
     read: readEstablecimientos,
     cost: PLAN_COST[REST.establecimientos],
+  }),
+  // A rate published after the date asked is another date's.
+  tipoDeCambio: (fecha: string): RestCall<TipoDeCambioRecord> => ({
+    path: REST.tipoDeCambio,
+    body: { fecha, moneda: MONEDA },
+    read: readTipoDeCambio(fecha),
+    cost: PLAN_COST[REST.tipoDeCambio],
+    isOther: (r) => r.fecha_sunat !== null && /^\d{4}-\d{2}-\d{2}$/.test(r.fecha_sunat) && r.fecha_sunat > fecha,
   }),
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { reader, Unreadable, type Reader, type Reading } from './reader.js';
+import { decimalsAsText, reader, Unreadable, type Reader, type Reading } from './reader.js';
 
 /** The common envelope (spec 2.1). Lenient on error fields: an unknown code is still an error. */
 export const EnvelopeSchema = z.object({
@@ -133,6 +133,30 @@ export type EstablecimientosRecord = ReadBy<typeof readEstablecimientos>;
 
 /** The first of two readings that has a value (both read, so both checked). */
 const either = (first: string | null, second: string | null) => first ?? second;
+
+/** The currency whose rate the gateway asks for, as public clients do. */
+export const MONEDA = 'USD';
+
+/** A rate's figures, read from the body's own text: never through a binary float. */
+const RATE_TEXT = decimalsAsText(['compra', 'venta']);
+
+/**
+ * Reads `data` of POST /tipo-de-cambio, for the date asked: `compra` and `venta` as decimal text,
+ * the rate's own date by either of its spellings (upstream-notes), and the currency asked for.
+ */
+export const readTipoDeCambio = (fecha: string) =>
+  Object.assign(
+    reader((r) => ({
+      fecha,
+      fecha_sunat: either(r.date('fecha_sunat'), r.date('fecha_busqueda')),
+      moneda: r.optional('moneda') ?? MONEDA,
+      compra: r.decimal('compra'),
+      venta: r.decimal('venta'),
+      receivedAt: Date.now(),
+    })),
+    { parse: RATE_TEXT },
+  );
+export type TipoDeCambioRecord = ReadBy<ReturnType<typeof readTipoDeCambio>>;
 
 /** One entry of `comprobantes` in the batch result (spec 2.4). */
 const readComprobante = reader((r) => ({

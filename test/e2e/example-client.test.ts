@@ -21,7 +21,8 @@ describe('the typed client in examples/', () => {
     expect(stdout).toContain('licencia: ROSA ELENA QUISPE');
     expect(stdout).toContain('error INVALID_INPUT at contribuyente: fix the input: El RUC es incorrecto');
     expect(stdout).toContain('comprobante F001-1532: ACEPTADO');
-    expect(stdout).toMatch(/cost: \{"estimated":4,"limit":100,"queries":4,"upstreamCalls":3,"cacheHits":0,"staleHits":0\}/);
+    expect(stdout).toContain('titular: DNI 46779354');
+    expect(stdout).toMatch(/cost: \{"estimated":5,"limit":100,"queries":5,"upstreamCalls":4,"cacheHits":0,"staleHits":0\}/);
   });
 
   it('narrows an error by its code', async () => {

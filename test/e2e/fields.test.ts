@@ -111,7 +111,7 @@ describe('LicenciaConducir', () => {
 });
 
 describe('the example operation', () => {
-  it('fetches a taxpayer, its detail and a licence in one request', async () => {
+  it('fetches a taxpayer, its detail, a licence and its holder in one request', async () => {
     const { body } = await stack.gql(EjemploDocument, { ruc: '20100123453', numLicencia: 'Q46779354' });
     expect(body.errors).toBeUndefined();
     expect(body.data?.contribuyente?.detalle?.tipoContribuyente).toBe('SOCIEDAD ANONIMA CERRADA');
@@ -120,8 +120,9 @@ describe('the example operation', () => {
       nombres: 'ROSA ELENA',
       apellidoPaterno: 'QUISPE',
       apellidoMaterno: 'MAMANI',
+      titular: { __typename: 'Persona', dni: '46779354', nombreCompleto: 'QUISPE MAMANI ROSA ELENA' },
     });
-    expect(stack.sandbox.calls.map((c) => c.path).sort()).toEqual(['/licencia-conducir', '/ruc', '/ruc-sunat']);
+    expect(stack.sandbox.calls.map((c) => c.path).sort()).toEqual(['/dni', '/licencia-conducir', '/ruc', '/ruc-sunat']);
   });
 });
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
+import { CheckoutDocument, ContribuyenteDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { Tracing } from '../../src/telemetry/tracing.js';
 import { RECEIPT, startRedis, startStack, type Stack } from '../helpers.js';
@@ -70,6 +70,20 @@ describe('metrics at /metrics', () => {
     }
     // A name with a document number in it, and an overlong one, are counted as "other".
     expect(sample(text, 'gateway_operations_total', { operation: 'other', outcome: 'ok' })).toBe(2);
+  });
+
+  it('label the lookups beyond the spec by their REST path and operation, never by a DNI, RUC or date', async () => {
+    const variables = { dni: '46779354', ruc: '20100123453', fecha: '2026-11-22' };
+    for (let i = 0; i < 2; i++) expect((await stack.gql(CheckoutDocument, variables)).body.errors).toBeUndefined();
+    const text = await (await fetch(`${stack.url}/metrics`)).text();
+    const lookups = { '/dni': 'dni', '/ruc-representantes': 'representantes', '/ruc-establecimientos-anexos': 'establecimientos', '/tipo-de-cambio': 'tipoDeCambio' };
+    for (const [path, op] of Object.entries(lookups)) {
+      expect(sample(text, 'gateway_upstream_calls_total', { path, status: '200', outcome: 'ok', origin: 'primary' }), path).toBe(1);
+      expect(sample(text, 'gateway_plan_queries_total', { path }), path).toBe(1);
+      expect(sample(text, 'gateway_cache_lookups_total', { op, result: 'hit' }), op).toBe(1);
+    }
+    const labels = text.split('\n').filter((l) => l.startsWith('gateway_') && l.includes('{'));
+    for (const secret of Object.values(variables)) expect(labels.join('\n'), secret).not.toContain(secret);
   });
 
   it('show an open breaker', async () => {

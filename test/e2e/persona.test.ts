@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { codes, startStack, TOKEN, type Stack } from '../helpers.js';
+import { codes, readmeExample, startStack, TOKEN, type Stack } from '../helpers.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -169,10 +168,7 @@ describe('a company’s representatives and branches (POST /ruc-representantes, 
 
 describe("README's worked query 4", () => {
   it('is answered exactly as the README shows it', async () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('**4. A checkout in one request**'));
-    const sent = JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string; variables: Record<string, string> };
-    const shown = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as unknown;
+    const { sent, shown } = readmeExample('4. A checkout in one request');
     expect((await stack.gql(sent.query, sent.variables)).body).toEqual(shown);
     expect(stack.sandbox.callsTo('/dni')).toHaveLength(1);
   });

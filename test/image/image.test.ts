@@ -4,13 +4,12 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
-import { freePort, postOnce, TOKEN, unknownRucs } from '../helpers.js';
+import { freePort, postOnce, readmeExample, TOKEN, unknownRucs } from '../helpers.js';
 import { spawnTracked } from '../processes.js';
 import { buildImage, IMAGE, PODMAN_ENV, podman, removeImages, run, until, type Bases } from './podman.js';
 
 /** README's worked query 1, word for word. */
-const EJEMPLO =
-  'query Ejemplo($ruc: String!, $numLicencia: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion provincia distrito ubigeo esAgenteDeRetencion consultadoEn detalle { tipoContribuyente fechaInscripcion actividadesEconomicas } } licencia(numLicencia: $numLicencia) { nombres apellidoPaterno apellidoMaterno } }';
+const EJEMPLO = readmeExample('1. A taxpayer').sent.query;
 const MINUTE = 60_000;
 const tag = `gwtest${process.pid}`;
 
@@ -109,15 +108,15 @@ describe('the container image', () => {
     for (const absent of ['vitest', 'typescript', 'tsx', 'client', 'mercurius', 'test', 'bench']) expect(rest).not.toContain(absent);
   });
 
-  it('answers README query 1 (3 upstream calls, recorded by the sandbox), reports /ready, and passes its HEALTHCHECK', async () => {
+  it('answers README query 1 (4 upstream calls, recorded by the sandbox), reports /ready, and passes its HEALTHCHECK', async () => {
     const answer = await postOnce(url, EJEMPLO, { ruc: '20100123453', numLicencia: 'Q46779354' });
     expect(answer.body.errors).toBeUndefined();
     expect(answer.body.data).toMatchObject({
       contribuyente: { ruc: '20100123453', nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.' },
       licencia: { nombres: 'ROSA ELENA' },
     });
-    expect(answer.body.extensions?.cost).toMatchObject({ queries: 4, upstreamCalls: 3 });
-    expect(sandbox.calls.map((c) => c.headers.authorization)).toEqual(Array(3).fill(`Bearer ${TOKEN}`));
+    expect(answer.body.extensions?.cost).toMatchObject({ queries: 5, upstreamCalls: 4 });
+    expect(sandbox.calls.map((c) => c.headers.authorization)).toEqual(Array(4).fill(`Bearer ${TOKEN}`));
     expect(((await (await fetch(`${ops}/ready`)).json()) as { status: string }).status).toBe('ready');
     await expect(podman(['healthcheck', 'run', name])).resolves.toBeDefined();
   });

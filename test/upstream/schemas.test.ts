@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRucRecord, readValidacionRecord, ubigeoOf, type RucRecord } from '../../src/upstream/schemas.js';
+import { readRucRecord, readTipoDeCambio, readValidacionRecord, ubigeoOf, type RucRecord } from '../../src/upstream/schemas.js';
 import { Unreadable } from '../../src/upstream/reader.js';
 
 function parse(extra: Record<string, unknown>): RucRecord {
@@ -114,5 +114,51 @@ describe('a batch as received', () => {
     expect(issues(readValidacionRecord({ cantidad_de_comprobantes: 1, comprobantes: [both] }))).toEqual([
       'comprobantes.0.empresa_estado_description: invalid_type',
     ]);
+  });
+});
+
+describe('an exchange rate as received (POST /tipo-de-cambio)', () => {
+  const read = readTipoDeCambio('2026-11-22');
+  /** The body as the service sends it, read as the client reads it: its own text, then the record. */
+  const rate = (data: string) => {
+    const envelope = read.parse!(`{"success":true,"code":"found","data":${data},"time":0.01}`) as { data: unknown; time: unknown };
+    expect(envelope.time).toBe(0.01);
+    return read(envelope.data);
+  };
+
+  it('keeps compra and venta as the decimal text sent, with three decimals, never through a binary float', () => {
+    const figures = {
+      '3.75': '3.750',
+      '"3.75"': '3.750',
+      '3.758': '3.758',
+      '"3.7580"': '3.758',
+      '3.7505': '3.7505',
+      '4': '4.000',
+      '375e-2': '3.750',
+      '0.0375E2': '3.750',
+      // A float would give 3.141592653589793.
+      '3.14159265358979323846264': '3.14159265358979323846264',
+      // A float would give 3.75.
+      '3.75000000000000000001': '3.75000000000000000001',
+    };
+    for (const [sent, text] of Object.entries(figures)) {
+      expect(rate(`{"fecha_sunat":"2026-11-20","compra":${sent},"venta":${sent}}`), sent).toMatchObject({ compra: text, venta: text });
+    }
+  });
+
+  it('reads the rate’s date by either spelling, and DD/MM/YYYY as YYYY-MM-DD; the currency asked when none is sent', () => {
+    expect(rate('{"fecha_sunat":"2026-11-20","compra":3.75,"venta":3.758}')).toMatchObject({
+      fecha: '2026-11-22',
+      fecha_sunat: '2026-11-20',
+      moneda: 'USD',
+    });
+    expect(rate('{"fecha_busqueda":"20/11/2026","compra":"3.750","venta":"3.758","moneda":"USD"}')).toMatchObject({ fecha_sunat: '2026-11-20' });
+    expect(rate('{"compra":"-","venta":null}')).toMatchObject({ fecha_sunat: null, compra: null, venta: null });
+  });
+
+  it('is unreadable without its figures, or with figures that are no decimal', () => {
+    expect(issues(rate('{"ruc":12345}'))).toEqual(['compra: required', 'venta: required']);
+    expect(issues(rate('{"compra":"3,75","venta":[3.75]}'))).toEqual(['compra: invalid_type', 'venta: invalid_type']);
+    expect(issues(rate('{"compra":"1e999","venta":"NaN"}'))).toEqual(['compra: invalid_type', 'venta: invalid_type']);
   });
 });
