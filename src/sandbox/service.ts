@@ -157,7 +157,11 @@ export class RestService {
           ? fail(403, 'plan_not_allowed', 'La consulta de licencias de conducir no está disponible en el plan gratuito.')
           : undefined;
       default:
-        return /^(10|15|16|17|20)\d{9}$/.test(key) ? undefined : fail(400, 'invalid_input', 'El RUC es incorrecto');
+        if (!/^(10|15|16|17|20)\d{9}$/.test(key)) return fail(400, 'invalid_input', 'El RUC es incorrecto');
+        // As the service has refused the branches lookup to a plan without it (upstream-notes).
+        return op === '/ruc-establecimientos-anexos' && this.#plans.get(token)!.plan === 'free'
+          ? fail(403, 'PLAN_DENIED', 'Su plan no incluye la consulta de establecimientos anexos.')
+          : undefined;
     }
   }
 

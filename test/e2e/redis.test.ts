@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
+import { CheckoutDocument, ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
 import { KEY_PREFIX } from '../../src/data/lookups.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
@@ -85,6 +85,24 @@ describe('a shared Redis cache (a real redis-server)', () => {
       expect(sandbox.callsTo('/ruc')).toHaveLength(1);
       expect(answers.reduce((sum, x) => sum + cost(x.body)['cacheHits']!, 0)).toBe(9);
       expect(answers.reduce((sum, x) => sum + cost(x.body)['queries']!, 0)).toBe(1);
+    } finally {
+      sandbox.setFaults({});
+    }
+  });
+
+  it('does the same for the lookups beyond the spec: a checkout (a person, a company’s branches and representatives, a rate) arriving at both at once', async () => {
+    sandbox.setFaults({ latencyMs: 300 });
+    try {
+      const variables = { dni: '40123456', ruc: '20501234568', fecha: '2026-11-20' };
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).gql(CheckoutDocument, variables)));
+      for (const x of answers) expect(x.body.data).toEqual(answers[0]!.body.data);
+      // The buyer, and the company's one representative: two DNIs, each asked once.
+      expect(sandbox.callsTo('/dni').map((c) => (c.body as { dni: string }).dni).sort()).toEqual(['40123456', '72345678']);
+      for (const path of ['/ruc-representantes', '/ruc-establecimientos-anexos', '/tipo-de-cambio']) {
+        expect(sandbox.callsTo(path), path).toHaveLength(1);
+      }
+      const billed = sandbox.calls.length;
+      expect(answers.reduce((sum, x) => sum + cost(x.body)['queries']!, 0)).toBe(billed);
     } finally {
       sandbox.setFaults({});
     }

@@ -109,3 +109,23 @@ describe('tipoDeCambio in the cache', () => {
     }
   });
 });
+
+describe('a plan that does not include a lookup beyond the spec, refused at 403 (the free plan’s branches)', () => {
+  it('is FORBIDDEN for that field only, not billed, and the rest of the answer is intact', async () => {
+    const before = stack.sandbox.quotaOf('sandbox-free')!;
+    const { body } = await stack.gql(
+      '{ contribuyente(ruc: "20100123453") { ruc establecimientos { codigo } representantes { cargo } } tipoDeCambio(fecha: "2026-11-20") { compra } }',
+      undefined,
+      { token: 'sandbox-free' },
+    );
+    expect(body.errors?.map((e) => [e.path, e.extensions?.['code'], e.extensions?.['upstreamStatus']])).toEqual([
+      [['contribuyente', 'establecimientos'], 'FORBIDDEN', 403],
+    ]);
+    expect(body.data).toEqual({
+      contribuyente: { ruc: '20100123453', establecimientos: null, representantes: [{ cargo: 'GERENTE GENERAL' }, { cargo: 'APODERADO' }] },
+      tipoDeCambio: { compra: '3.750' },
+    });
+    expect(cost(body)['queries']).toBe(before - stack.sandbox.quotaOf('sandbox-free')!);
+    expect(cost(body)['queries']).toBe(3);
+  });
+});
