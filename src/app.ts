@@ -105,7 +105,7 @@ export function createApp(config: Config, options: AppOptions): App {
       })
     : undefined;
   let stopping = false;
-  const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys));
+  const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys, parts.budgets));
   return {
     yoga,
     fastPath,

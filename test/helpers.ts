@@ -17,6 +17,23 @@ import { signalGroup, spawnTracked } from './processes.js';
 
 export const TOKEN = SANDBOX_TOKEN;
 
+/** Until each gateway's /ready answers 200, as a load balancer waits before sending it traffic: at most `withinMs`. */
+export async function untilReady(urls: readonly string[], withinMs = 20_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (const url of urls) {
+    const ready = url.replace(/\/graphql$/, '/ready');
+    for (;;) {
+      const status = await fetch(ready).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 200) break;
+      if (Date.now() > deadline) throw new Error(`${ready} never became ready`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /** One of the README's worked queries, by the words its heading starts with: what it sends, with which token, and the answer it shows. */
 export function readmeExample(heading: string): { sent: { query: string; variables?: Record<string, unknown> }; token: string; shown: unknown } {
   const readme = readFileSync('README.md', 'utf8');

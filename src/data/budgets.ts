@@ -23,6 +23,8 @@ export interface BudgetCounter {
   /** The count of `key` (0 when none). */
   spent(key: string): Promise<number>;
   close?(): Promise<void>;
+  /** Whether a shared count is connected (absent: nothing to connect to). */
+  healthy?(): boolean;
 }
 
 /** Subjects counted at once in one process's memory, at most; the oldest windows go first. */
@@ -74,6 +76,7 @@ export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): Bud
     },
     spent: async (key) => Number((await redis.get(key)) ?? 0),
     close: async () => void (await redis.quit().catch(() => redis.disconnect())),
+    healthy: () => redis.status === 'ready',
   };
 }
 
@@ -148,5 +151,6 @@ export function withLocalCount(
         () => local.spent(key),
       ),
     close: () => shared.close?.() ?? Promise.resolve(),
+    healthy: () => shared.healthy?.() ?? true,
   };
 }

@@ -28,12 +28,14 @@ const PROBE_TIMEOUT_MS = 1000;
 /**
  * This process's readiness: an upstream origin is reachable (a TCP connect, which costs no plan
  * query) and not behind an open breaker, the shared store answers when one is configured, and in
- * sign-in mode the identity provider's keys have been fetched.
+ * sign-in mode the identity provider's keys have been fetched and the budgets' shared count is
+ * connected (at start, a request sent before it is would be counted in this process alone).
  */
 export function readinessOf(
   upstream: UpstreamClient,
   store: SharedLookupStore | undefined,
   signInKeys: { readonly ready: boolean } | undefined,
+  budgets?: { healthy?(): boolean },
 ): () => Promise<Readiness> {
   const probes = new Map<string, { at: number; result: Promise<boolean> }>();
   const reachable = (url: string): Promise<boolean> => {
@@ -47,9 +49,10 @@ export function readinessOf(
     const origins = await Promise.all(upstream.breakers().map(async (b) => ({ ...b, reachable: await reachable(b.url) })));
     const upstreamOk = origins.some((o) => o.reachable && o.state !== 'open');
     const cache = store ? { kind: store.kind, healthy: store.healthy() } : { kind: 'off', healthy: true };
-    const signIn = signInKeys && { keysFetched: signInKeys.ready };
+    const budgetsConnected = budgets?.healthy?.();
+    const signIn = signInKeys && { keysFetched: signInKeys.ready, ...(budgetsConnected === undefined ? {} : { budgetsConnected }) };
     return {
-      ready: upstreamOk && cache.healthy && (signInKeys?.ready ?? true),
+      ready: upstreamOk && cache.healthy && (signInKeys?.ready ?? true) && budgetsConnected !== false,
       detail: { upstream: origins, cache, ...(signIn ? { signIn } : {}) },
     };
   };

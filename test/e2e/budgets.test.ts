@@ -12,6 +12,7 @@ import {
   startRedis,
   startStack,
   unknownRucs,
+  untilReady,
   type RedisServer,
   type SpawnedGateway,
   type Stack,
@@ -27,6 +28,10 @@ let key: Key;
 const signIn = (subject: string) => idp.sign(key, subject);
 const lookup = (url: string, ruc: string, jwt: string) => postBodyOnce(url, { query: LOOKUP, variables: { r: ruc } }, { token: jwt });
 const codeOf = (a: { body: { errors?: readonly { extensions?: Record<string, unknown> }[] } }) => a.body.errors?.[0]?.extensions?.['code'];
+const readiness = async (g: SpawnedGateway) => {
+  const res = await fetch(g.url.replace(/\/graphql$/, '/ready'));
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
 const callsFor = (sandbox: Sandbox, rucs: readonly string[]) =>
   sandbox.callsTo('/ruc').filter((c) => rucs.includes((c.body as { ruc: string }).ruc)).length;
 
@@ -172,6 +177,8 @@ describe('a budget shared by two instances over a real redis-server', () => {
     a = await spawnGateway(authEnv(sandbox, shared));
     const { UPSTREAM_TOKEN: _, ...withoutToken } = authEnv(sandbox, shared);
     b = await spawnGateway({ ...withoutToken, UPSTREAM_TOKEN_FILE: join(dir, 'token') });
+    // As a load balancer does: no traffic before /ready (the budgets' shared count connected).
+    await untilReady([a.url, b.url]);
   });
   afterAll(async () => {
     await a?.stop();
@@ -182,6 +189,7 @@ describe('a budget shared by two instances over a real redis-server', () => {
   });
 
   it('serves 4 distinct lookups of one subject across both, not 8', async () => {
+    for (const g of [a!, b!]) expect((await readiness(g)).body).toMatchObject({ signIn: { keysFetched: true, budgetsConnected: true } });
     const jwt = await signIn('two-instances');
     const rucs = unknownRucs(8, 73_000_000);
     const answers = await Promise.all(rucs.map((ruc, i) => lookup((i % 2 ? b : a)!.url, ruc, jwt)));
@@ -209,6 +217,8 @@ describe('a budget shared by two instances over a real redis-server', () => {
       expect(codeOf(await lookup(g.url, unknownRucs(1, 74_500_000 + i)[0]!, jwt))).toBe('BUDGET_EXCEEDED');
     }
     await redis.stop();
+    // No longer ready: a load balancer sends its traffic to an instance whose count is shared.
+    expect(await readiness(a!)).toMatchObject({ status: 503, body: { signIn: { budgetsConnected: false } } });
     const rucs = unknownRucs(40, 74_000_000);
     const answers = await Promise.all(rucs.map((ruc, i) => lookup((i % 2 ? b : a)!.url, ruc, jwt)));
     expect(answers.map(codeOf)).toEqual(Array(40).fill('BUDGET_EXCEEDED'));

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { postBodyOnce, postOnce, spawnGateway, startRedis, unknownRucs, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import { postBodyOnce, postOnce, spawnGateway, startRedis, unknownRucs, untilReady, type RedisServer, type SpawnedGateway } from '../helpers.js';
 import { createHash } from 'node:crypto';
 import { startIdentityProvider } from '../idp.js';
 
@@ -76,18 +76,8 @@ beforeAll(async () => {
     CACHE_KEY_SECRET: 'a-secret-shared-by-every-instance',
   };
   instances = await Promise.all([0, 1, 2].map(() => spawnGateway(env)));
-  for (const g of instances) {
-    const ready = g.url.replace(/\/graphql$/, '/ready');
-    while (
-      (await fetch(ready).then(
-        (r) => r.status,
-        () => 0,
-      )) !== 200
-    ) {
-      if (Date.now() > deadline + 20_000) throw new Error(`${ready} never became ready`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await untilReady(instances.map((g) => g.url), deadline + 20_000 - Date.now());
+
 }, 90_000);
 
 afterAll(async () => {
@@ -140,6 +130,8 @@ describe('REDIS_CLUSTER=on, three instances over three primaries and three repli
         BUDGET_QUERIES: '4',
       };
       signedIn.push(...(await Promise.all([0, 1].map(() => spawnGateway(env)))));
+      // As a load balancer does: no traffic before /ready (the budgets' shared count connected).
+      await untilReady(signedIn.map((g) => g.url));
       const jwt = await idp.sign(key, 'cluster-user');
       const rucs = unknownRucs(8, 76_000_000);
       sandbox.reset();

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
-import { postOnce, spawnGateway, startRedis, unknownRucs, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import { postOnce, spawnGateway, startRedis, unknownRucs, untilReady, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
 
 /**
  * A lookup is paid for once per process at most, whatever the shared store does: two
@@ -17,22 +17,6 @@ let sandbox: Sandbox;
 let inspect: Redis;
 let instances: SpawnedGateway[] = [];
 
-/** Until every instance's /ready says its store is up: at most 20 s. */
-async function untilReady(urls: string[]): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (const url of urls) {
-    const ready = url.replace(/\/graphql$/, '/ready');
-    while (
-      (await fetch(ready).then(
-        (r) => r.status,
-        () => 0,
-      )) !== 200
-    ) {
-      if (Date.now() > deadline) throw new Error(`${ready} never became ready`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 /** `n` identical lookups of `ruc`, each on a connection of its own, spread over the instances. */
 function burst(n: number, ruc: string): Promise<OnceAnswer[]> {
