@@ -39,6 +39,7 @@ COPY package.json ./
 COPY --from=deps /app/node_modules node_modules
 COPY --from=build /app/dist/src dist/src
 COPY --from=build /app/dist/operations dist/operations
+COPY resources resources
 USER node
 EXPOSE 4000 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

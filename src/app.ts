@@ -23,6 +23,7 @@ import { Tracing } from './telemetry/tracing.js';
 import type { SharedLookupStore } from './data/store.js';
 import { createApqStore, createBudgets, createStore } from './data/stores.js';
 import type { BudgetCounter } from './data/budgets.js';
+import { startRegister, type Register } from './padron/register.js';
 import { useSignIn } from './pipeline/sign-in.js';
 import { SigningKeys } from './pipeline/signing-keys.js';
 import { CachedLookups } from './data/lookups.js';
@@ -73,6 +74,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
   metrics.upstreamLoad(() => upstream.load);
   const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
+  const register = config.padron && startRegister(config.padron, logger, (state) => metrics.padron(state));
   const parts: Parts = {
     upstream,
     store,
@@ -81,7 +83,8 @@ export function createApp(config: Config, options: AppOptions): App {
     signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl, logger),
     metrics,
     tracing,
-    lookups: createLookups(config, upstream, store, metrics),
+    register,
+    lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
     report: new OperationReport({ logger, metrics, tracing }),
     cors: corsOptions(config),
@@ -113,6 +116,7 @@ export function createApp(config: Config, options: AppOptions): App {
       readiness: () => (stopping ? Promise.resolve(STOPPING) : readiness()),
       metricsText: coalesced(() => metrics.registry.metrics()),
       contentType: metrics.registry.contentType,
+      health: () => (register ? { padron: register.state() } : {}),
     },
     // With an operations port, the GraphQL port keeps only the cheap /health.
     opsRoutes: new Set<OpsRoute>(config.opsPort === undefined ? OPS_ROUTES : ['/health']),
@@ -135,6 +139,8 @@ interface Parts {
   metrics: Metrics;
   tracing: Tracing | undefined;
   lookups: CachedLookups;
+  /** SUNAT's register kept by the gateway (PADRON); undefined when it is off. */
+  register: Register | undefined;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -155,6 +161,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       logger: options.logger,
       tracing,
       planToken: config.auth?.planToken,
+      register: parts.register !== undefined,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -178,7 +185,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, store, apqStore, budgets, signInKeys, metrics, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, store, apqStore, budgets, signInKeys, register, metrics, tracing, documentCache, report, pluginList } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -213,6 +220,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
           apqStore.close?.(),
           budgets?.close?.(),
           signInKeys?.close(),
+          register?.close(),
           tracing?.shutdown(),
         ]).then(() => undefined),
     },
@@ -241,9 +249,10 @@ function createUpstream(config: Config, metrics: Metrics, logger: Logger): Upstr
 }
 
 /** CachedLookups through the cache and the store where they meet, with config.cache's settings. */
-function createLookups(config: Config, upstream: UpstreamClient, store: SharedLookupStore | undefined, metrics: Metrics): CachedLookups {
+function createLookups(config: Config, { upstream, store, metrics, register }: Pick<Parts, 'upstream' | 'store' | 'metrics' | 'register'>) {
   return new CachedLookups(upstream, {
     store,
+    register,
     keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,
     pastRateTtlMs: config.cache.pastRateTtlMs,

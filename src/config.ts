@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
+import { checkPadron, PadronEnv, padronOf, SANDBOX_PADRON, SANDBOX_PADRON_PATH } from './config/padron.js';
 import { deepFreeze, type DeepReadonly } from './config/freeze.js';
 
 const SPANISH = z.locales.es();
@@ -159,8 +160,9 @@ export const EnvSchema = z.object({
     .optional(),
   /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  // Sign-in mode, the plan's token and budgets (src/config/auth.ts).
+  // Sign-in mode, the plan's token and budgets (src/config/auth.ts); SUNAT's registers (src/config/padron.ts).
   ...AuthEnv.shape,
+  ...PadronEnv.shape,
 });
 
 /** The configuration the code reads, shaped for its readers, derived from the environment in one place. */
@@ -174,6 +176,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     });
   }
   checkAuth(env, ctx);
+  checkPadron(env, ctx);
 }).transform((e) => ({
   port: e.PORT,
   host: e.HOST,
@@ -248,6 +251,8 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   nodeEnv: e.NODE_ENV,
   /** Sign-in mode (docs/auth.md); undefined: each caller's token goes upstream as it is. */
   auth: authOf(e),
+  /** SUNAT's registers kept by the gateway; undefined: off. */
+  padron: padronOf(e),
 }));
 
 /** The parsed configuration; its type is the schema's output. */
@@ -282,17 +287,13 @@ export const GRAPHQL_PATH = '/graphql';
  */
 export const DEFAULTS: Config = loadConfig({});
 
-/**
- * The same configuration, pointed at `baseUrl` (main's built-in sandbox); with AUTH_JWKS_URL=sandbox, signed in by that sandbox, its `sandboxToken` the plan's.
- */
+/** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's) and registers (PADRON=sandbox). */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
-  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken) });
+  const padron = config.padron?.source === SANDBOX_PADRON ? { ...config.padron, source: baseUrl + SANDBOX_PADRON_PATH } : config.padron;
+  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken), padron });
 }
 
 function parseOrigins(value: string): '*' | readonly string[] {
-  const origins = value
-    .split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
+  const origins = value.split(',').flatMap((o) => (o.trim() ? [o.trim()] : []));
   return origins.includes('*') ? '*' : Object.freeze(origins);
 }

@@ -24,6 +24,8 @@ export interface RequestLoaders {
   establecimientos: DataLoader<string, Received<EstablecimientosRecord>>;
   /** POST /tipo-de-cambio by date (YYYY-MM-DD). */
   tipoDeCambio: DataLoader<string, Received<TipoDeCambioRecord>>;
+  /** A RUC's record from SUNAT's register kept by the gateway, standing in for `op`'s lookup (a person by the RUC their DNI gives). */
+  fromRegister(ruc: string, op: 'dni'): Received<RucRecord> | undefined;
 }
 
 /**
@@ -85,6 +87,10 @@ class LazyLoaders implements RequestLoaders {
 
   get tipoDeCambio(): RequestLoaders['tipoDeCambio'] {
     return (this.#tipoDeCambio ??= this.#loaderOf((key) => this.lookups.tipoDeCambio(key, this.call)));
+  }
+
+  fromRegister(ruc: string, op: 'dni'): Received<RucRecord> | undefined {
+    return this.lookups.fromRegister(ruc, op, this.call);
   }
 
   #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {

@@ -1,6 +1,7 @@
 import type { Budget } from './budget.js';
 import type { SharedLookupStore } from './store.js';
 import type { UpstreamCaller } from '../upstream/client.js';
+import type { RucRecord } from '../upstream/schemas.js';
 
 /** What the lookups are given and hand out: their options, a caller's context, and a record as received. */
 
@@ -28,13 +29,15 @@ export interface LookupsOptions {
   sharedKeys?: boolean;
   /** Every lookup's cache result, for metrics. */
   onResult?: (op: LookupOp, result: CacheResult) => void;
+  /** SUNAT's register kept by the gateway (PADRON), which answers a RUC it holds before the cache. */
+  register?: { ruc(ruc: string): RucRecord | undefined } | undefined;
 }
 
 /**
  * hit: from the cache; flight: joined another request's call; miss: called upstream; stale: the
- * last good record while the upstream is down; off: no cache.
+ * last good record while the upstream is down; off: no cache; local: from SUNAT's register kept by the gateway.
  */
-export type CacheResult = 'hit' | 'flight' | 'miss' | 'stale' | 'off';
+export type CacheResult = 'hit' | 'flight' | 'miss' | 'stale' | 'off' | 'local';
 
 /** Per-call context of a lookup: the upstream's, plus what the cache needs. */
 export interface LookupCaller extends UpstreamCaller {
@@ -50,6 +53,8 @@ export interface LookupCaller extends UpstreamCaller {
   budget?: Budget | undefined;
   /** Told when the answer is the last good record, the upstream being down. */
   onStale?: (() => void) | undefined;
+  /** Told when the answer came from SUNAT's register kept by the gateway, at no cost. */
+  onLocal?: (() => void) | undefined;
   /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
   onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
 }
@@ -58,6 +63,7 @@ export interface LookupCaller extends UpstreamCaller {
  * A record as the lookups hand it out: with the time the gateway received it from the upstream
  * (epoch milliseconds: the schema writes it as ISO 8601 only where a field asks for it), which
  * travels with it through every store, and `stale` when it is the last good record answered
- * because the upstream is down.
+ * because the upstream is down; `fuente: 'PADRON'` when SUNAT's register kept by the gateway
+ * answered instead (then the time is the register's date).
  */
-export type Received<T extends object = object> = T & { receivedAt: number; stale?: boolean };
+export type Received<T extends object = object> = T & { receivedAt: number; stale?: boolean; fuente?: 'PADRON' };

@@ -77,7 +77,21 @@ export class CachedLookups {
   }
 
   ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
-    return this.#lookup('ruc', ruc, ctx, (c) => this.#client.ruc(ruc, c));
+    const local = this.fromRegister(ruc, 'ruc', ctx);
+    return local ? Promise.resolve(local) : this.#lookup('ruc', ruc, ctx, (c) => this.#client.ruc(ruc, c));
+  }
+
+  /**
+   * The record of `ruc` in SUNAT's register kept by the gateway, which answers before the cache,
+   * but for a caller who asked for fresh data; counted as a local answer of `op`.
+   */
+  fromRegister(ruc: string, op: LookupOp, ctx: LookupCaller): Received<RucRecord> | undefined {
+    const local = ctx.noCache ? undefined : this.#options.register?.ruc(ruc);
+    if (local) {
+      ctx.onLocal?.();
+      this.#options.onResult?.(op, 'local');
+    }
+    return local;
   }
 
   rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {

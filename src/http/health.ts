@@ -19,6 +19,8 @@ export interface OpsAnswers {
   readiness: () => Promise<Readiness>;
   metricsText: () => Promise<string>;
   contentType: string;
+  /** What `/health` says beside the process (SUNAT's register's state). */
+  health?: () => Record<string, unknown>;
 }
 
 /** How long one reachability probe of an origin is reused: a load balancer may ask every second. */
@@ -71,7 +73,7 @@ interface Answer {
 async function answer(route: OpsRoute, ops: OpsAnswers): Promise<Answer> {
   switch (route) {
     case '/health':
-      return json(200, { status: 'ok', pid: process.pid, uptimeSeconds: Math.round(process.uptime()) });
+      return json(200, { status: 'ok', pid: process.pid, uptimeSeconds: Math.round(process.uptime()), ...ops.health?.() });
     case '/ready': {
       const { ready, detail } = await ops.readiness();
       return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', ...detail });

@@ -53,10 +53,10 @@ export function fromLine(item: unknown): Receipt | undefined {
 }
 
 /** The six-digit location codes (SUNAT's ubigeo) of the sample districts. */
-const UBIGEO: Readonly<Record<string, string>> = {
+export const UBIGEO: Readonly<Record<string, string>> = {
   'SAN ISIDRO': '150131',
   AREQUIPA: '040101',
-  SANTIAGO: '110112',
+  SANTIAGO: '110111',
   WANCHAQ: '080108',
   HUARAZ: '020101',
   'LA VICTORIA': '150115',
@@ -80,7 +80,8 @@ function place(t: SandboxTaxpayer) {
   return {
     direccion: t.direccion,
     departamento: t.departamento,
-    direccion_completa: code ? `${t.direccion} ${t.departamento} - ${t.provincia} - ${t.distrito}` : '',
+    // As upstream-notes show it: `CAR. PANAMERICANA SUR NRO. 241, ICA - PISCO - PARACAS`.
+    direccion_completa: code ? `${t.direccion}, ${t.departamento} - ${t.provincia} - ${t.distrito}` : '',
     provincia: t.provincia,
     distrito: t.distrito,
     ubigeo_sunat: code ?? '',

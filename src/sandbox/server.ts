@@ -5,6 +5,7 @@ import { fail, type Answer } from './records.js';
 import { Outbox } from './outbox.js';
 import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } from './identity.js';
 import { LEGACY_PREFIX, RestService } from './service.js';
+import { sandboxRegisters } from './padron.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -60,7 +61,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       peak: traffic.peakInFlight,
     });
   let identity: SandboxIdentity | undefined;
-  const server = createServer((req, res) => handle(req, res, { rest, traffic, identity }, send));
+  // SUNAT's registers as the sandbox publishes them, dated when it started, built on first ask.
+  const publishedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+  let registers: Promise<Map<string, Buffer>> | undefined;
+  const registersOf = () => (registers ??= sandboxRegisters(publishedAt));
+  const server = createServer((req, res) => {
+    const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(req.url ?? '') : null;
+    if (file) return void registersOf().then((zips) => servePadron(req, res, zips.get(file[1]!), publishedAt, rest.faults.padron));
+    handle(req, res, { rest, traffic, identity }, send);
+  });
   const sockets = trackSockets(server);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -150,4 +159,18 @@ function trackSockets(server: Server): Set<Socket> {
     s.on('close', () => sockets.delete(s));
   });
   return sockets;
+}
+
+/**
+ * One of the sandbox's registers, as SUNAT's server sends it: with its Last-Modified, 304 to an
+ * If-Modified-Since not older, and as a test asks: cut short, or with its bytes spoiled.
+ */
+function servePadron(req: IncomingMessage, res: ServerResponse, zip: Buffer | undefined, at: Date, fault: 'truncated' | 'corrupt' | undefined) {
+  if (!zip) return void res.writeHead(404).end();
+  const since = Date.parse(req.headers['if-modified-since'] ?? '');
+  if (!fault && !Number.isNaN(since) && since >= at.getTime()) return void res.writeHead(304).end();
+  let body = zip;
+  if (fault === 'truncated') body = zip.subarray(0, Math.floor(zip.length / 2));
+  if (fault === 'corrupt') body = Buffer.from(zip.map((b, i) => (i > 40 && i % 7 === 0 ? b ^ 0xff : b)));
+  res.writeHead(200, { 'content-type': 'application/zip', 'content-length': body.length, 'last-modified': at.toUTCString() }).end(body);
 }

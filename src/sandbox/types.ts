@@ -39,6 +39,8 @@ export interface SandboxFaults {
    */
   gatherInFlight?: number;
   rates?: Partial<Record<FaultKind, number>>;
+  /** SUNAT's registers (GET /__sandbox/padron/<zip>) served cut short or with their bytes spoiled. */
+  padron?: 'truncated' | 'corrupt';
 }
 
 export type FaultKind =

@@ -35,6 +35,8 @@ export interface ContextOptions {
   tracing: Tracing | undefined;
   /** Sign-in mode: the plan's token, which every signed-in caller's calls carry (never the caller's JWT). */
   planToken?: string | undefined;
+  /** SUNAT's register is on (PADRON): its answers are counted as `localHits`. */
+  register?: boolean;
 }
 
 /** The token of an `Authorization: Bearer <token>` header; any other scheme or a blank token is no token. */
@@ -44,7 +46,17 @@ export function bearerToken(header: string | null): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing, planToken }: ContextOptions) {
+/** Where a request's lookups count their cache hits, stale answers and, with SUNAT's register on, its answers (`localHits`, from 0). */
+function countedIn(state: RequestState, register: boolean | undefined): Pick<LookupCaller, 'onShared' | 'onStale' | 'onLocal'> {
+  if (register) state.localHits ??= 0;
+  return {
+    onShared: () => state.cacheHits++,
+    onStale: () => state.staleHits++,
+    onLocal: () => (state.localHits = (state.localHits ?? 0) + 1),
+  };
+}
+
+export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing, planToken, register }: ContextOptions) {
   const limits = { maxReceipts, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
@@ -65,8 +77,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       tokenKey,
       noCache: wantsNoCache(request.headers),
       refusals: new Refusals(),
-      onShared: () => state.cacheHits++,
-      onStale: () => state.staleHits++,
+      ...countedIn(state, register),
       onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {
         state.upstreamCalls.push(info);

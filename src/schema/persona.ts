@@ -8,6 +8,7 @@ import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
 import { billed } from './billed.js';
 import { checkDni, checkRuc, dniOfRuc, rucOfDni } from './validation.js';
 import { builder } from './builder.js';
+import { asksOnly } from './selection.js';
 import { valid } from './input.js';
 import { Contribuyente } from './contribuyente.js';
 import { LicenciaConducir } from './licencia.js';
@@ -53,22 +54,39 @@ builder.queryFields((t) => ({
     nullable: true,
     ...billed('Persona por DNI (8 dígitos). REST: POST /dni.', { weight: PLAN_COST[REST.dni], argument: 'dni', key: checkDni }),
     args: { dni: t.arg.string({ required: true, description: 'DNI de 8 dígitos.' }) },
-    resolve: (_root, { dni }, ctx, info) => loadAnswered(ctx.loaders.dni.load(valid(checkDni(dni))), ctx, info),
+    resolve: (_root, { dni }, ctx, info) => personaBy(valid(checkDni(dni)), ctx, info),
   }),
 }));
 
 /** The person a record names by its document, when the document is a DNI (a licence's holder, a representative); null without a call otherwise. */
 export function personaNamed(tipo: string | null, numero: string | null, ctx: Context, info: GraphQLResolveInfo) {
   const dni = tipo?.trim().toUpperCase() === 'DNI' && numero ? checkDni(numero) : undefined;
-  return dni?.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
+  return dni?.ok ? personaBy(dni.value, ctx, info) : null;
+}
+
+/** What SUNAT's register holds of a person (their RUC 10's name): an operation asking only these is answered from it. */
+const REGISTER_FIELDS = new Set(['dni', 'nombreCompleto', 'fuente', 'consultadoEn', 'contribuyente']);
+
+/** A person by DNI: from SUNAT's register when it holds their RUC and the operation asks only what it holds, else POST /dni. */
+function personaBy(dni: string, ctx: Context, info: GraphQLResolveInfo): Received<DniRecord> | Promise<Received<DniRecord>> {
+  const ruc = rucOfDni(dni);
+  const local = ruc.ok && asksOnly(info, REGISTER_FIELDS) ? ctx.loaders.fromRegister(ruc.value, 'dni') : undefined;
+  if (!local) return loadAnswered(ctx.loaders.dni.load(dni), ctx, info);
+  const { nombre_o_razon_social, receivedAt, fuente } = local;
+  const persona = { numero: dni, nombre_completo: nombre_o_razon_social, receivedAt, fuente };
+  return { ...persona, nombres: null, apellido_paterno: null, apellido_materno: null, codigo_verificacion: null };
 }
 
 /** How a person named by a record's document is declared: priced one per record, as its DNI is known only once the record is. */
 export const PERSONA_NAMED = (who: string) =>
   billed(`${who}, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.`, { weight: PLAN_COST[REST.dni] });
 
-/** Where a record came from, as every record type says it; the REST service for now. */
-const fromService = { type: Fuente, description: 'De dónde vino este registro.', resolve: () => 'SERVICIO' as const };
+/** Where a record came from, as every record type says it: the REST service unless the record says SUNAT's register. */
+const fromService = {
+  type: Fuente,
+  description: 'De dónde vino este registro.',
+  resolve: (r: Received) => r.fuente ?? ('SERVICIO' as const),
+};
 
 builder.objectFields(Contribuyente, (t) => ({
   fuente: t.field(fromService),
@@ -81,7 +99,7 @@ builder.objectFields(Contribuyente, (t) => ({
     }),
     resolve: (r, _args, ctx, info) => {
       const dni = dniOfRuc(r.ruc);
-      return dni.ok ? loadAnswered(ctx.loaders.dni.load(dni.value), ctx, info) : null;
+      return dni.ok ? personaBy(dni.value, ctx, info) : null;
     },
   }),
 }));

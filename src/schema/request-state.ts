@@ -33,6 +33,8 @@ export interface RequestState {
   cacheHits: number;
   /** CachedLookups answered with the last good record, the upstream being down. */
   staleHits: number;
+  /** Lookups answered from SUNAT's register kept by the gateway; undefined when it is off (not reported then). */
+  localHits: number | undefined;
   /** Each field answered with such a record, and when that record was received (`extensions.stale`). */
   readonly stale: { path: readonly (string | number)[]; consultadoEn: string }[];
   errorCodes: string[];
@@ -41,10 +43,11 @@ export interface RequestState {
 }
 
 /** What the operation really spent, for `extensions.cost` and the log line. */
-export function spent(state: RequestState): { queries: number; upstreamCalls: number; cacheHits: number; staleHits: number } {
+export function spent(state: RequestState) {
   let queries = 0;
   for (const call of state.upstreamCalls) queries += call.queries;
-  return { queries, upstreamCalls: state.upstreamCalls.length, cacheHits: state.cacheHits, staleHits: state.staleHits };
+  const { cacheHits, staleHits, localHits } = state;
+  return { queries, upstreamCalls: state.upstreamCalls.length, cacheHits, staleHits, ...(localHits === undefined ? {} : { localHits }) };
 }
 
 /**
@@ -74,6 +77,7 @@ export function requestState(request: Request): RequestState {
       upstreamCalls: [],
       cacheHits: 0,
       staleHits: 0,
+      localHits: undefined,
       stale: [],
       errorCodes: [],
       signedIn: undefined,

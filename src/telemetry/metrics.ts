@@ -4,6 +4,13 @@ import type { BreakerState, UpstreamCallInfo } from '../upstream/client.js';
 
 /** What a label may say about an operation: its name when it is a plain identifier, else a bucket. */
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** What the metrics read of SUNAT's register (src/padron/register.ts). */
+interface PadronState {
+  rows: number;
+  ageMs: number | null;
+  lastImport: { result: string; durationMs: number } | null;
+}
+
 /** A run of digits in a name could be a RUC, a DNI or a licence number: such names are "other". */
 const DOCUMENT_NUMBER = /\d{6,}/;
 /** Distinct operation names kept as labels; past this, "other", so a client cannot blow up the series. */
@@ -113,6 +120,43 @@ export class Metrics {
     collect: () => this.#upstreamWaiting.set(this.#upstreamLoad().waiting),
   });
 
+  #padron: () => PadronState | undefined = () => undefined;
+  readonly #padronRows: Gauge = this.#padronGauge('gateway_padron_rows', 'Rows of SUNAT’s register in use (PADRON)', (s) => s.rows);
+  readonly #padronAge: Gauge = this.#padronGauge('gateway_padron_age_seconds', 'Age of SUNAT’s register in use, from its date', (s) =>
+    s.ageMs === null ? undefined : s.ageMs / 1000,
+  );
+  readonly #padronImport: Gauge = this.#padronGauge(
+    'gateway_padron_last_import_ok',
+    'Whether the last import of SUNAT’s register succeeded (1) or failed (0)',
+    (s) => (s.lastImport ? (s.lastImport.result === 'failed' ? 0 : 1) : undefined),
+  );
+  readonly #padronImportSeconds: Gauge = this.#padronGauge(
+    'gateway_padron_last_import_seconds',
+    'How long the last import of SUNAT’s register took',
+    (s) => (s.lastImport ? s.lastImport.durationMs / 1000 : undefined),
+  );
+
+  /** A gauge of the register's state, set from `read` when scraped (absent while PADRON is off). */
+  #padronGauge(name: string, help: string, read: (state: PadronState) => number | undefined): Gauge {
+    const gauge: Gauge = new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect: () => {
+        const state = this.#padron();
+        const value = state && read(state);
+        if (value === undefined) gauge.reset();
+        else gauge.set(value);
+      },
+    });
+    return gauge;
+  }
+
+  /** Where the register's state is read from, when scraped. */
+  padron(read: () => PadronState) {
+    this.#padron = read;
+  }
+
   #logDropped: () => number = () => 0;
   #logDroppedSeen = 0;
   readonly #logLinesDropped: Counter = new Counter({
@@ -159,7 +203,7 @@ export class Metrics {
     this.#fastPath.inc();
   }
 
-  cacheLookup(op: string, result: 'hit' | 'flight' | 'miss' | 'stale') {
+  cacheLookup(op: string, result: 'hit' | 'flight' | 'miss' | 'stale' | 'local') {
     this.#cache.inc({ op, result });
   }
 

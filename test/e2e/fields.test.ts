@@ -38,7 +38,7 @@ describe('Contribuyente', () => {
           nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.',
           estado: 'ACTIVO',
           condicion: 'HABIDO',
-          direccionCompleta: 'AV. JAVIER PRADO ESTE NRO. 1234 LIMA - LIMA - SAN ISIDRO',
+          direccionCompleta: 'AV. JAVIER PRADO ESTE NRO. 1234, LIMA - LIMA - SAN ISIDRO',
           tipoContribuyente: 'SOCIEDAD ANONIMA CERRADA',
           fechaInscripcion: '1995-03-14',
           actividadesEconomicas: [

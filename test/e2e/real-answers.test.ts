@@ -26,7 +26,7 @@ describe('whole records, empty is null (the sandbox answers like the service)', 
     const c = (body.data as { contribuyente: Record<string, unknown> & { detalle: Record<string, unknown> } }).contribuyente;
     const place = {
       direccion: 'AV. JAVIER PRADO ESTE NRO. 1234',
-      direccionCompleta: 'AV. JAVIER PRADO ESTE NRO. 1234 LIMA - LIMA - SAN ISIDRO',
+      direccionCompleta: 'AV. JAVIER PRADO ESTE NRO. 1234, LIMA - LIMA - SAN ISIDRO',
       departamento: 'LIMA',
       provincia: 'LIMA',
       distrito: 'SAN ISIDRO',

@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { fetchZips, fillIndex, removeZips } from './import.js';
+import { padronRecord, type PadronRecord } from './record.js';
+import { sourceUrls } from './sources.js';
+import { Versions, type Version } from './versions.js';
+
+export interface RegisterOptions {
+  /** SUNAT's addresses, or a mirror's base URL (the sandbox's included). */
+  source: 'sunat' | URL;
+  dir: string;
+  maxAgeMs: number;
+  refreshMs: number;
+  logger: Logger;
+}
+
+/** The last import's outcome, as /health and the metrics say it. */
+export interface ImportOutcome {
+  result: 'imported' | 'unchanged' | 'failed';
+  at: string;
+  durationMs: number;
+  rows?: number;
+  skipped?: Record<string, number>;
+  error?: string;
+}
+
+/** A failed import is tried again after this, or after PADRON_REFRESH_MS when that is sooner. */
+const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
+
+/**
+ * SUNAT's register kept by the gateway (PADRON): the index in use, answering lookups by RUC
+ * synchronously from disk, and its refresh in the background on schedule. An import builds a
+ * new index beside the one in use and switches to it only once complete (./versions.ts); lookups
+ * go on meanwhile from the one in use, or from the service while there is none.
+ */
+export class Register {
+  readonly #options: RegisterOptions;
+  readonly #versions: Versions;
+  #current: Version | undefined;
+  #importing: Promise<void> | undefined;
+  #last: ImportOutcome | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: RegisterOptions) {
+    this.#options = options;
+    this.#versions = new Versions(options.dir);
+  }
+
+  /** Opens the index on disk, if any, and schedules imports; resolves at once, without waiting for any import. */
+  async start(): Promise<void> {
+    try {
+      this.#current = await this.#versions.openCurrent();
+      if (this.#current) this.#options.logger.info({ padron: this.state() }, 'padron: index on disk reused');
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, 'padron: the index on disk could not be opened');
+    }
+    const importedAt = this.#current?.meta.importedAt ?? 0;
+    this.#schedule(Math.max(0, importedAt + this.#options.refreshMs - Date.now()));
+  }
+
+  /** The record of `ruc`, when the register in use holds it and is younger than PADRON_MAX_AGE_MS. */
+  ruc(ruc: string): PadronRecord | undefined {
+    const version = this.#usable();
+    const kept = version?.db.get(ruc);
+    return kept === undefined ? undefined : padronRecord(ruc, kept, version!.meta.dateMs, this.#unnamed);
+  }
+
+  /** Whether the register in use may answer (it exists and is young enough). */
+  #usable(): Version | undefined {
+    const version = this.#current;
+    return version && Date.now() - version.meta.dateMs <= this.#options.maxAgeMs ? version : undefined;
+  }
+
+  #unnamed = (code: string) => this.#options.logger.warn({ ubigeo: code }, 'padron: a location code the table does not name');
+
+  /** Imports now unless an import is under way (then waits for that one). */
+  refresh(): Promise<void> {
+    return (this.#importing ??= this.#import().finally(() => (this.#importing = undefined)));
+  }
+
+  async #import(): Promise<void> {
+    const started = performance.now();
+    const at = new Date().toISOString();
+    const downloads = join(this.#options.dir, 'downloads');
+    const { logger } = this.#options;
+    try {
+      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs);
+      if (!fetched) {
+        this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
+        logger.info({ padron: this.state() }, 'padron: unchanged since the register in use');
+        return;
+      }
+      const version = await this.#versions.write((db) => fillIndex(db, fetched), started);
+      if (this.#closed) return void (await version.db.close());
+      const old = this.#current;
+      this.#current = version;
+      // Lookups read synchronously: none is in flight on the old index once it is no longer current.
+      await old?.db.close();
+      await this.#versions.removeAllBut(version.name);
+      const { rows, skipped, durationMs } = version.meta;
+      this.#last = { result: 'imported', at, durationMs, rows, skipped };
+      logger.info({ padron: this.state() }, 'padron: imported');
+    } catch (error) {
+      this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: String(error) };
+      logger.warn({ padron: this.state() }, 'padron: import failed; the register in use stays');
+    } finally {
+      await removeZips(downloads).catch(() => undefined);
+    }
+  }
+
+  #schedule(inMs: number): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => {
+      void this.refresh().then(() =>
+        this.#schedule(this.#last?.result === 'failed' ? Math.min(RETRY_AFTER_FAILURE_MS, this.#options.refreshMs) : this.#options.refreshMs),
+      );
+    }, inMs);
+    this.#timer.unref();
+  }
+
+  /** What /health, the metrics and the log say of the register. */
+  state() {
+    const meta = this.#current?.meta;
+    return {
+      state: !meta ? 'empty' : this.#usable() ? 'ready' : 'stale',
+      importing: this.#importing !== undefined,
+      rows: meta?.rows ?? 0,
+      date: meta ? new Date(meta.dateMs).toISOString() : null,
+      ageMs: meta ? Date.now() - meta.dateMs : null,
+      lastImport: this.#last ?? null,
+    };
+  }
+
+  /** Stops the schedule and closes the index; an import under way is left to end unused. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#current?.db.close().catch(() => undefined);
+    this.#current = undefined;
+  }
+}
+
+/** SUNAT's register (PADRON) opened from disk and refreshed in the background, its state told to `observe`; the start does not wait for it. */
+export function startRegister(
+  padron: { source: string; dir: string; maxAgeMs: number; refreshMs: number },
+  logger: Logger,
+  observe: (state: () => ReturnType<Register['state']>) => void,
+): Register {
+  const register = new Register({ ...padron, source: padron.source === 'sunat' ? 'sunat' : new URL(padron.source), logger });
+  observe(() => register.state());
+  void register.start();
+  return register;
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+
+/** What a complete index says of itself, written last: an index without it is no index. */
+export interface IndexMeta {
+  /** The register's date (epoch ms): the padrón zip's Last-Modified, else its entry's time. */
+  dateMs: number;
+  rows: number;
+  skipped: Record<string, number>;
+  importedAt: number;
+  durationMs: number;
+}
+
+/** What filling an index gives: its meta but the times, and the last key it wrote. */
+export type Filled = Omit<IndexMeta, 'importedAt' | 'durationMs'> & { lastKey: string | undefined };
+
+/** One index on disk, open for lookups. */
+export interface Version {
+  name: string;
+  db: RootDatabase<string, string>;
+  meta: IndexMeta;
+}
+
+const META_KEY = '~meta';
+/** The file naming the index in use; replaced whole (written beside, then renamed), so it never names a partial one. */
+const CURRENT = 'current';
+const VERSION = /^v-[\w-]+$/;
+
+const openIndex = (path: string) => open<string, string>({ path, encoding: 'string', compression: false, noSync: true });
+
+/**
+ * The indexes of PADRON_DIR: each import writes a new one beside the one in use, under a name
+ * of its own, and `current` is switched to it only once it is complete and checked. A killed
+ * import leaves only a directory nobody names, removed at the next start.
+ */
+export class Versions {
+  constructor(readonly dir: string) {}
+
+  /** The index `current` names, when it is complete; every other directory here is removed. */
+  async openCurrent(): Promise<Version | undefined> {
+    await mkdir(this.dir, { recursive: true });
+    const name = (await readFile(join(this.dir, CURRENT), 'utf8').catch(() => '')).trim();
+    let version: Version | undefined;
+    if (VERSION.test(name)) {
+      const db = openIndex(join(this.dir, name));
+      const meta = readMeta(db);
+      if (meta) version = { name, db, meta };
+      else await db.close();
+    }
+    await this.removeAllBut(version?.name);
+    return version;
+  }
+
+  /** Writes a new index with `fill`, checks it, and makes it the one in use; a failure leaves the one in use as it was. */
+  async write(fill: (db: RootDatabase<string, string>) => Promise<Filled>, startedAt: number): Promise<Version> {
+    const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
+    const path = join(this.dir, name);
+    await mkdir(this.dir, { recursive: true });
+    const db = openIndex(path);
+    try {
+      const { lastKey, ...filled } = await fill(db);
+      const meta: IndexMeta = { ...filled, importedAt: Date.now(), durationMs: Math.round(performance.now() - startedAt) };
+      await db.put(META_KEY, JSON.stringify(meta));
+      await db.flushed;
+      // Checked: the last row written and the meta read back.
+      if (meta.rows === 0 || lastKey === undefined || db.get(lastKey) === undefined || readMeta(db)?.rows !== meta.rows) {
+        throw new Error('the new index is incomplete');
+      }
+      await syncFiles(path);
+      await writeFile(join(this.dir, `${CURRENT}.${name}`), name);
+      await rename(join(this.dir, `${CURRENT}.${name}`), join(this.dir, CURRENT));
+      return { name, db, meta };
+    } catch (error) {
+      await db.close().catch(() => undefined);
+      await rm(path, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Removes every index but `keep` (and files a killed import left). */
+  async removeAllBut(keep: string | undefined): Promise<void> {
+    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
+      if (entry === keep || entry === CURRENT || entry === 'downloads') continue;
+      if (VERSION.test(entry) || entry.startsWith(`${CURRENT}.`)) await rm(join(this.dir, entry), { recursive: true, force: true });
+    }
+  }
+}
+
+function readMeta(db: RootDatabase<string, string>): IndexMeta | undefined {
+  try {
+    const text = db.get(META_KEY);
+    const meta = text === undefined ? undefined : (JSON.parse(text) as IndexMeta);
+    return meta && Number.isFinite(meta.dateMs) && Number.isInteger(meta.rows) ? meta : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The index's files on disk before `current` names it, so that a crash of the machine cannot leave it named and partial. */
+async function syncFiles(path: string): Promise<void> {
+  for (const file of await readdir(path)) {
+    const handle = await openFile(join(path, file), 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
