@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnTracked } from './processes.js';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, EnvSchema, loadConfig } from '../src/config.js';
+import { ConfigError, EnvSchema, loadConfig, withUpstream } from '../src/config.js';
 
 describe('loadConfig', () => {
   it('applies the defaults the README states, and derives the rest from them', () => {
@@ -77,6 +77,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'https://api.apiperu.dev' }).upstream.baseUrl).toBe(
       'https://api.apiperu.dev',
     );
+  });
+});
+
+describe('PADRON', () => {
+  it('is off by default; takes sunat, sandbox (only with the built-in sandbox) or a mirror’s http(s) URL, and names any other value', () => {
+    expect(loadConfig({}).padron).toBeUndefined();
+    expect(loadConfig({ PADRON: 'sunat' }).padron).toEqual({ source: 'sunat', dir: './data/padron', maxAgeMs: 172_800_000, refreshMs: 86_400_000 });
+    expect(loadConfig({ PADRON: 'https://espejo.example.pe/sunat/' }).padron?.source).toBe('https://espejo.example.pe/sunat/');
+    expect(() => loadConfig({ PADRON: 'ftp://espejo.example.pe/' })).toThrow(/PADRON: PADRON debe ser off, sunat, sandbox o una URL/);
+    expect(() => loadConfig({ PADRON: 'sandbox', UPSTREAM_URL: 'https://api.apiperu.dev' })).toThrow(/PADRON: PADRON=sandbox solo con el sandbox integrado/);
+    expect(() => loadConfig({ PADRON: 'sunat', PADRON_MAX_AGE_MS: '0' })).toThrow(/PADRON_MAX_AGE_MS/);
+    const sandbox = withUpstream(loadConfig({ PADRON: 'sandbox' }), 'http://127.0.0.1:4010');
+    expect(sandbox.padron?.source).toBe('http://127.0.0.1:4010/__sandbox/padron/');
   });
 });
 

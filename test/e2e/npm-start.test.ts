@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { print } from 'graphql';
@@ -139,5 +141,31 @@ describe('`npm start` with default settings and TRUSTED_DOCUMENTS', () => {
     const refused = await postOnce(gateway.url, '{ contribuyente(ruc: "20100123453") { ruc } }');
     expect(refused.status).toBe(400);
     expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'DOCUMENT_NOT_TRUSTED' });
+  });
+});
+
+describe('`npm start` with PADRON=sandbox: the sandbox’s own registers, in SUNAT’s format', () => {
+  let gateway: SpawnedGateway | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'padron-start-'));
+  afterAll(async () => {
+    await stop(gateway);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a taxpayer with fuente PADRON within seconds of the start, for no query and no call', async () => {
+    gateway = await spawnGateway({ PADRON: 'sandbox', PADRON_DIR: dir });
+    const sandboxUrl = /from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway.output())![1]!;
+    const calls = async () => ((await (await fetch(`${sandboxUrl}/__sandbox/stats`)).json()) as { calls: number }).calls;
+    const deadline = Date.now() + 10_000;
+    let answer: Answer;
+    do {
+      answer = await once(gateway.url, '{ contribuyente(ruc: "20100123453") { nombreORazonSocial fuente } }');
+    } while ((answer.data?.['contribuyente'] as { fuente?: string } | undefined)?.fuente !== 'PADRON' && Date.now() < deadline);
+    expect(answer.data).toEqual({ contribuyente: { nombreORazonSocial: 'COMERCIAL ANDINA S.A.C.', fuente: 'PADRON' } });
+    const before = await calls();
+    const again = await once(gateway.url, '{ contribuyente(ruc: "20501234568") { fuente } }');
+    expect(again.data).toEqual({ contribuyente: { fuente: 'PADRON' } });
+    expect(cost(again)).toMatchObject({ queries: 0, upstreamCalls: 0, localHits: 1 });
+    expect(await calls()).toBe(before);
   });
 });

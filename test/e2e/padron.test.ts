@@ -55,6 +55,11 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     const padron = await until(stack, (p) => p.state === 'ready');
     expect(padron.rows).toBe(SANDBOX_PADRON.rows);
     expect(padron.lastImport).toMatchObject({ result: 'imported', rows: SANDBOX_PADRON.rows, skipped: SANDBOX_PADRON.skipped });
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`^gateway_padron_rows ${SANDBOX_PADRON.rows}$`, 'm'));
+    expect(metrics).toMatch(/^gateway_padron_last_import_ok 1$/m);
+    expect(metrics).toMatch(/^gateway_padron_age_seconds \d/m);
+    expect(stack.logs.join('')).toMatch(/"result":"imported"[^\n]*padron: imported/);
   });
 
   it('answers every sample taxpayer as the service does, for free and without a call: fuente PADRON, counted as localHits', async () => {
@@ -64,6 +69,7 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     expect(local.body.errors).toBeUndefined();
     expect(sandbox.calls).toHaveLength(0);
     expect(cost(local.body)).toMatchObject({ queries: 0, upstreamCalls: 0, localHits: rucs.length });
+    expect(await (await fetch(`${stack.url}/metrics`)).text()).toMatch(/^gateway_cache_lookups_total\{op="ruc",result="local"\} \d+$/m);
     // The same RUCs from the service (no-cache skips the register), field by field.
     const remote = await stack.gql(LIST, { rucs }, { headers: { 'cache-control': 'no-cache' } });
     expect(sandbox.callsTo('/ruc')).toHaveLength(rucs.length);
