@@ -1,112 +1,113 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { RootDatabase } from 'lmdb';
-import { request } from 'undici';
 import yauzl from 'yauzl';
+import type { Fetched } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
-import { FLAG_REGISTERS, PADRON_ZIP } from './sources.js';
 import type { Filled } from './versions.js';
 
-/** The most a zip may weigh: SUNAT's padrón is about 391 MB, a flag register 5 to 50 MB. */
-const MAX_PADRON_BYTES = 2 * 1024 ** 3;
-const MAX_FLAGS_BYTES = 512 * 1024 ** 2;
 /**
- * Rows written per transaction: the event loop is held for some 30 ms at a time, so lookups never
- * stall, and few enough transactions that the index's pages read back stay few in memory (docs/padron.md).
+ * Rows written per transaction, sorted first: the event loop is held for some 30 ms at a time, so
+ * lookups never stall, and few enough transactions that the index's pages read back stay few in
+ * memory (docs/padron.md).
  */
 const ROWS_PER_TRANSACTION = 50_000;
 const APPEND = { append: true };
 
-/** The zips fetched for one import: where each is on disk, and the padrón's date as its server gives it. */
-export interface Fetched {
-  padron: string;
-  flags: string[];
-  lastModified: number | undefined;
-}
-
 /**
- * Downloads the five zips into `dir`, each at most its size; undefined when the padrón has not
- * changed since `since` (the server answers 304 to If-Modified-Since). Nothing is unzipped on disk.
+ * What a register may hold before the import stops rather than exhaust memory, disk or a core: a
+ * broken or hostile mirror's zip may inflate to anything. SUNAT's lines are under 300 bytes, its
+ * text 1.57 GB and 18.3 million lines, a flag register under 50 MB.
  */
-export async function fetchZips(urls: { padron: string; flags: string[] }, dir: string, since: number | undefined): Promise<Fetched | undefined> {
-  await mkdir(dir, { recursive: true });
-  const padron = join(dir, PADRON_ZIP);
-  const got = await download(urls.padron, padron, MAX_PADRON_BYTES, since);
-  if (!got) return undefined;
-  const flags = await Promise.all(
-    urls.flags.map(async (url, i) => {
-      const path = join(dir, FLAG_REGISTERS[i]!.zip);
-      await download(url, path, MAX_FLAGS_BYTES, undefined);
-      return path;
-    }),
-  );
-  return { padron, flags, lastModified: got.lastModified };
-}
+const LIMITS = {
+  lineBytes: 4096,
+  padronBytes: 8 * 1024 ** 3,
+  flagBytes: 1024 ** 3,
+  rows: 60_000_000,
+  flagRows: 10_000_000,
+  /** Lines skipped: at most this share of the lines, and at most `skippedMax` in all. */
+  skippedShare: 0.05,
+  skippedMax: 1_000_000,
+  /** A new register with fewer rows than this share of the one in use is refused (a cut or a sample, not SUNAT's day). */
+  rowsKept: 0.9,
+};
 
-async function download(url: string, path: string, maxBytes: number, since: number | undefined) {
-  const res = await request(url, {
-    headers: since ? { 'if-modified-since': new Date(since).toUTCString() } : {},
-    headersTimeout: 60_000,
-    bodyTimeout: 120_000,
-  });
-  if (res.statusCode === 304) {
-    await res.body.dump();
-    return undefined;
-  }
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    throw new Error(`${url}: HTTP ${res.statusCode}`);
-  }
-  let seen = 0;
-  const bounded = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      seen += chunk.length;
-      done(seen > maxBytes ? new Error(`${url}: over ${maxBytes} bytes`) : null, chunk);
-    },
-  });
-  await pipeline(res.body, bounded, createWriteStream(`${path}.part`));
-  await rename(`${path}.part`, path);
-  const modified = Date.parse(String(res.headers['last-modified'] ?? ''));
-  return { lastModified: Number.isNaN(modified) ? undefined : modified };
-}
-
-/** The first `.txt` entry of a zip, streamed and inflated, and the time the zip gives it. */
-function openText(zipPath: string): Promise<{ stream: Readable; modified: Date }> {
+/** The first `.txt` entry of a zip, streamed and inflated, the time the zip gives it, and how to close the zip. */
+function openText(zipPath: string): Promise<{ stream: Readable; modified: Date; close: () => void }> {
   return new Promise((resolve, reject) => {
-    yauzl.open(zipPath, { lazyEntries: true, autoClose: true }, (error, zip) => {
+    yauzl.open(zipPath, { lazyEntries: true, autoClose: false }, (error, zip) => {
       if (error) return reject(error);
+      const close = () => zip.close();
       zip.on('error', reject);
-      zip.on('end', () => reject(new Error(`${zipPath}: no .txt entry`)));
+      zip.on('end', () => {
+        close();
+        reject(new Error(`${basename(zipPath)}: no .txt entry`));
+      });
       zip.on('entry', (entry: yauzl.Entry) => {
         if (!/\.txt$/i.test(entry.fileName)) return zip.readEntry();
-        zip.openReadStream(entry, (failed, stream) => (failed ? reject(failed) : resolve({ stream, modified: entry.getLastModDate() })));
+        zip.openReadStream(entry, (failed, stream) => {
+          if (failed) {
+            close();
+            return reject(failed);
+          }
+          resolve({ stream, modified: entry.getLastModDate(), close });
+        });
       });
       zip.readEntry();
     });
   });
 }
 
-/** Each line of a zip's text, decoded from ISO-8859-1; lines end with LF, CRLF or a lone CR. */
-async function eachLine(zipPath: string, onLine: (line: string) => void): Promise<Date> {
-  const { stream, modified } = await openText(zipPath);
-  stream.setEncoding('latin1');
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  for await (const line of lines) onLine(line);
-  return modified;
+/**
+ * Each line of a zip's text, decoded from ISO-8859-1; lines end with LF, CRLF or a lone CR. The
+ * zip is closed and its streams destroyed however it ends, `onLine` throwing included.
+ */
+async function eachLine(zipPath: string, maxBytes: number, onLine: (line: string) => void): Promise<Date> {
+  const { stream, modified, close } = await openText(zipPath);
+  const text = bounded(basename(zipPath), maxBytes);
+  text.setEncoding('latin1');
+  const piped = pipeline(stream, text);
+  try {
+    const lines = createInterface({ input: text, crlfDelay: Infinity });
+    const read = (async () => {
+      for await (const line of lines) onLine(line);
+    })();
+    await Promise.all([piped, read]);
+    return modified;
+  } finally {
+    text.destroy();
+    stream.destroy();
+    close();
+    await piped.catch(() => undefined);
+  }
 }
 
-/** Each flag register's RUCs, sorted, as numbers: a few MB where a Map of texts took tens (docs/padron.md). */
+/** Passes the text on, failing at a line over LIMITS.lineBytes (readline would hold any line whole) or past `maxBytes` in all. */
+function bounded(name: string, maxBytes: number): Transform {
+  let sinceEnd = 0;
+  let total = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      total += chunk.length;
+      const end = Math.max(chunk.lastIndexOf(0x0a), chunk.lastIndexOf(0x0d));
+      sinceEnd = end < 0 ? sinceEnd + chunk.length : chunk.length - end - 1;
+      if (sinceEnd > LIMITS.lineBytes) return done(new Error(`${name}: a line over ${LIMITS.lineBytes} bytes`));
+      done(total > maxBytes ? new Error(`${name}: over ${maxBytes} bytes of text`) : null, chunk);
+    },
+  });
+}
+
+/** Each flag register's RUCs, sorted, as numbers: 8 bytes a RUC, where a Map of texts holds an object and a string for each. */
 async function readFlags(paths: readonly string[]): Promise<Float64Array[]> {
   const registers: Float64Array[] = [];
   for (const path of paths) {
     const rucs: number[] = [];
-    await eachLine(path, (line) => {
+    await eachLine(path, LIMITS.flagBytes, (line) => {
       const ruc = flagLine(line);
-      if (ruc) rucs.push(Number(ruc));
+      if (ruc && rucs.push(Number(ruc)) > LIMITS.flagRows) throw new Error(`${basename(path)}: over ${LIMITS.flagRows} RUCs`);
     });
     registers.push(Float64Array.from(rucs).sort());
   }
@@ -134,44 +135,67 @@ function flagText(registers: readonly Float64Array[], ruc: string): string {
   return text;
 }
 
-/** Fills `db` from the fetched zips, streaming: the padrón's text is never held whole, nor written unzipped. */
-export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetched): Promise<Filled> {
+export type SkipCount = Record<SkipReason | 'duplicate', number>;
+
+/**
+ * Fills `db` from the fetched zips, streaming: the padrón's text is never held whole, nor written
+ * unzipped. Stops when `signal` aborts, and refuses a register that is not one (LIMITS).
+ */
+export async function fillIndex(
+  db: RootDatabase<string, string>,
+  fetched: Fetched,
+  { signal, rowsInUse = 0 }: { signal?: AbortSignal; rowsInUse?: number } = {},
+): Promise<Filled> {
   const flags = await readFlags(fetched.flags);
-  const skipped: Record<SkipReason, number> = { fields: 0, ruc: 0, name: 0 };
+  const skipped: SkipCount = { fields: 0, ruc: 0, name: 0, duplicate: 0 };
   let rows = 0;
+  let lines = 0;
+  let skips = 0;
   let lastKey: string | undefined;
   /** The greatest RUC written: a row after it is appended, which keeps the index's pages full and only its last ones in memory. */
   let greatest = '';
   let batch: [string, string][] = [];
-  let first = true;
   const flush = () => {
-    const writing = batch;
+    signal?.throwIfAborted();
+    const writing = batch.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     batch = [];
     db.transactionSync(() => {
       for (const [key, value] of writing) {
         // SUNAT writes its register in RUC order; a row out of it is put in its place (docs/padron.md).
-        if (key > greatest) db.putSync(key, value, APPEND);
-        else db.putSync(key, value);
-        if (key > greatest) greatest = key;
+        if (key > greatest) {
+          db.putSync(key, value, APPEND);
+          greatest = key;
+          rows++;
+        } else if (db.get(key) === undefined) {
+          db.putSync(key, value);
+          rows++;
+        } else {
+          db.putSync(key, value);
+          skipped.duplicate++;
+        }
       }
     });
   };
-  const modified = await eachLine(fetched.padron, (line) => {
+  const modified = await eachLine(fetched.padron, LIMITS.padronBytes, (line) => {
     const row = padronLine(line);
-    const header = first;
-    first = false;
     // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
-    if (header && row === 'ruc') return;
+    if (lines++ === 0 && row === 'ruc') return;
     if (typeof row === 'string') {
-      if (line.trim() !== '') skipped[row]++;
+      if (line.trim() === '') return;
+      skipped[row]++;
+      if (++skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
       return;
     }
     batch.push([row.ruc, `${row.columns}|${flagText(flags, row.ruc)}`]);
-    rows++;
     lastKey = row.ruc;
+    if (batch.length + rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
     if (batch.length >= ROWS_PER_TRANSACTION) flush();
   });
   if (batch.length) flush();
+  if (skips > Math.max(100, lines * LIMITS.skippedShare)) {
+    throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
+  }
+  if (rows < rowsInUse * LIMITS.rowsKept) throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
   return { dateMs: fetched.lastModified ?? modified.getTime(), rows, skipped, lastKey };
 }
 

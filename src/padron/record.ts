@@ -24,8 +24,9 @@ export function composeAddress(c: readonly string[]): string | null {
   return parts.length ? parts.join(' ') : null;
 }
 
-/** Codes the table does not name: each is logged once. */
+/** Codes the table does not name: each is logged once (the first thousand: a broken register could hold any number). */
 const unnamed = new Set<string>();
+const MAX_UNNAMED = 1000;
 
 /**
  * The record of one RUC from what the index keeps (`columns`, then its flags as `S`/`N`), dated
@@ -36,7 +37,7 @@ export function padronRecord(ruc: string, kept: string, dateMs: number, onUnname
   const flags = c[14] ?? '';
   const code = none(c[3]);
   const place = code === null ? undefined : ubigeoTable().get(code);
-  if (code !== null && !place && !unnamed.has(code)) {
+  if (code !== null && !place && !unnamed.has(code) && unnamed.size < MAX_UNNAMED) {
     unnamed.add(code);
     onUnnamed?.(code);
   }

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { fetchZips, fillIndex, removeZips } from './import.js';
+import { fetchZips } from './fetch.js';
+import { fillIndex, removeZips } from './import.js';
 import { padronRecord, type PadronRecord } from './record.js';
 import { sourceUrls } from './sources.js';
-import { Versions, type Version } from './versions.js';
+import { DOWNLOADS, Versions, type Version } from './versions.js';
 
 export interface RegisterOptions {
   /** SUNAT's addresses, or a mirror's base URL (the sandbox's included). */
@@ -26,6 +27,8 @@ export interface ImportOutcome {
 
 /** A failed import is tried again after this, or after PADRON_REFRESH_MS when that is sooner. */
 const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
+/** An import still under way after this (a mirror sending a byte a minute, say) is given up, so that the next one can run. */
+const IMPORT_DEADLINE_MS = 30 * 60_000;
 
 /**
  * SUNAT's register kept by the gateway (PADRON): the index in use, answering lookups by RUC
@@ -41,6 +44,10 @@ export class Register {
   #last: ImportOutcome | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Stops the import under way when the register closes. */
+  readonly #stop = new AbortController();
+  /** Lookups that met a failing index, logged once. */
+  #failedReads = 0;
 
   constructor(options: RegisterOptions) {
     this.#options = options;
@@ -50,8 +57,10 @@ export class Register {
   /** Opens the index on disk, if any, and schedules imports; resolves at once, without waiting for any import. */
   async start(): Promise<void> {
     try {
-      this.#current = await this.#versions.openCurrent();
-      if (this.#current) this.#options.logger.info({ padron: this.state() }, 'padron: index on disk reused');
+      const current = await this.#versions.openCurrent();
+      if (this.#closed) return void (await current?.db.close());
+      this.#current = current;
+      if (current) this.#options.logger.info({ padron: this.state() }, 'padron: index on disk reused');
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'padron: the index on disk could not be opened');
     }
@@ -62,8 +71,14 @@ export class Register {
   /** The record of `ruc`, when the register in use holds it and is younger than PADRON_MAX_AGE_MS. */
   ruc(ruc: string): PadronRecord | undefined {
     const version = this.#usable();
-    const kept = version?.db.get(ruc);
-    return kept === undefined ? undefined : padronRecord(ruc, kept, version!.meta.dateMs, this.#unnamed);
+    try {
+      const kept = version?.db.get(ruc);
+      return kept === undefined ? undefined : padronRecord(ruc, kept, version!.meta.dateMs, this.#unnamed);
+    } catch (error) {
+      // A failing index answers nothing: the service does.
+      if (this.#failedReads++ === 0) this.#options.logger.warn({ err: error }, 'padron: a lookup in the index failed');
+      return undefined;
+    }
   }
 
   /** Whether the register in use may answer (it exists and is young enough). */
@@ -82,17 +97,18 @@ export class Register {
   async #import(): Promise<void> {
     const started = performance.now();
     const at = new Date().toISOString();
-    const downloads = join(this.#options.dir, 'downloads');
+    const downloads = join(this.#options.dir, DOWNLOADS);
     const { logger } = this.#options;
+    const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(IMPORT_DEADLINE_MS)]);
     try {
-      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs);
+      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs, signal);
       if (!fetched) {
         this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
         logger.info({ padron: this.state() }, 'padron: unchanged since the register in use');
         return;
       }
-      const version = await this.#versions.write((db) => fillIndex(db, fetched), started);
-      if (this.#closed) return void (await version.db.close());
+      const rowsInUse = this.#current?.meta.rows ?? 0;
+      const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse }), started, signal);
       const old = this.#current;
       this.#current = version;
       // Lookups read synchronously: none is in flight on the old index once it is no longer current.
@@ -102,7 +118,8 @@ export class Register {
       this.#last = { result: 'imported', at, durationMs, rows, skipped };
       logger.info({ padron: this.state() }, 'padron: imported');
     } catch (error) {
-      this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: String(error) };
+      const message = error instanceof Error ? error.message : String(error);
+      this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: message };
       logger.warn({ padron: this.state() }, 'padron: import failed; the register in use stays');
     } finally {
       await removeZips(downloads).catch(() => undefined);
@@ -132,12 +149,15 @@ export class Register {
     };
   }
 
-  /** Stops the schedule and closes the index; an import under way is left to end unused. */
+  /** Stops the schedule and any import under way (which then switches nothing), and closes the index. */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
-    await this.#current?.db.close().catch(() => undefined);
+    this.#stop.abort();
+    await this.#importing?.catch(() => undefined);
+    const current = this.#current;
     this.#current = undefined;
+    await current?.db.close().catch(() => undefined);
   }
 }
 

@@ -27,6 +27,8 @@ const META_KEY = '~meta';
 /** The file naming the index in use; replaced whole (written beside, then renamed), so it never names a partial one. */
 const CURRENT = 'current';
 const VERSION = /^v-[\w-]+$/;
+/** Where an import puts its zips: what a killed one left is removed with the rest. */
+export const DOWNLOADS = 'downloads';
 
 const openIndex = (path: string) => open<string, string>({ path, encoding: 'string', compression: false, noSync: true });
 
@@ -54,7 +56,7 @@ export class Versions {
   }
 
   /** Writes a new index with `fill`, checks it, and makes it the one in use; a failure leaves the one in use as it was. */
-  async write(fill: (db: RootDatabase<string, string>) => Promise<Filled>, startedAt: number): Promise<Version> {
+  async write(fill: (db: RootDatabase<string, string>) => Promise<Filled>, startedAt: number, signal?: AbortSignal): Promise<Version> {
     const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const path = join(this.dir, name);
     await mkdir(this.dir, { recursive: true });
@@ -69,6 +71,8 @@ export class Versions {
         throw new Error('the new index is incomplete');
       }
       await syncFiles(path);
+      // Stopped meanwhile (the gateway is stopping): nothing is switched.
+      signal?.throwIfAborted();
       await writeFile(join(this.dir, `${CURRENT}.${name}`), name);
       await rename(join(this.dir, `${CURRENT}.${name}`), join(this.dir, CURRENT));
       return { name, db, meta };
@@ -82,8 +86,8 @@ export class Versions {
   /** Removes every index but `keep` (and files a killed import left). */
   async removeAllBut(keep: string | undefined): Promise<void> {
     for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
-      if (entry === keep || entry === CURRENT || entry === 'downloads') continue;
-      if (VERSION.test(entry) || entry.startsWith(`${CURRENT}.`)) await rm(join(this.dir, entry), { recursive: true, force: true });
+      if (entry === keep || entry === CURRENT) continue;
+      if (VERSION.test(entry) || entry.startsWith(`${CURRENT}.`) || entry === DOWNLOADS) await rm(join(this.dir, entry), { recursive: true, force: true });
     }
   }
 }

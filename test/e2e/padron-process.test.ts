@@ -122,6 +122,8 @@ describe('the register in a gateway process', () => {
       serving = 'whole';
       g = await start(dir, 600_000);
       expect(await until(g, (p) => p.state === 'ready', 5_000)).toMatchObject({ rows: ready.rows });
+      // What the killed downloads left is gone too.
+      expect(readdirSync(dir).sort()).toEqual(['current', named]);
       expect(await ask(g, 54_321)).toMatchObject({ contribuyente: { fuente: 'PADRON' } });
       expect(sandbox.callsTo('/ruc')).toHaveLength(0);
     } finally {

@@ -135,8 +135,10 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
 
   it('keeps answering from the register in use when a refresh meets a corrupt or a truncated zip', async () => {
     for (const fault of ['corrupt', 'truncated'] as const) {
+      const before = (await health(stack)).lastImport?.['at'];
       sandbox.setFaults({ padron: fault });
-      await until(stack, (p) => p.lastImport?.['result'] === 'failed');
+      const failed = await until(stack, (p) => p.lastImport?.['at'] !== before && p.lastImport?.['result'] === 'failed');
+      expect(failed.lastImport?.['error']).toEqual(expect.any(String));
       sandbox.reset();
       const { body } = await stack.gql(LIST, { rucs: [TAXPAYERS[0]!.ruc] });
       expect((rows(body))[0]).toMatchObject({ fuente: 'PADRON' });
@@ -158,5 +160,22 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     expect((rows(body))[0]).toMatchObject({ fuente: 'PADRON' });
     expect(sandbox.calls).toHaveLength(0);
     sandbox.setFaults({});
+  });
+
+  it('leaves to the service a register older than PADRON_MAX_AGE_MS, and says it is stale', async () => {
+    const older = await startStack({
+      sharedSandbox: sandbox,
+      env: { PADRON: `${sandbox.url}/__sandbox/padron/`, PADRON_DIR: dir, PADRON_MAX_AGE_MS: '1', PADRON_REFRESH_MS: '3600000' },
+    });
+    try {
+      expect(await until(older, (p) => p.state !== 'empty', 5_000)).toMatchObject({ state: 'stale', rows: SANDBOX_PADRON.rows });
+      sandbox.reset();
+      const { body } = await older.gql(LIST, { rucs: [TAXPAYERS[2]!.ruc] });
+      expect(rows(body)[0]).toMatchObject({ fuente: 'SERVICIO' });
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(cost(body)).toMatchObject({ localHits: 0, queries: 1 });
+    } finally {
+      await older.close();
+    }
   });
 });

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
+import { fillIndex } from '../../src/padron/import.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'padron-import-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A zip holding `text` (ISO-8859-1) as `entry`, written to `name` in the test's directory. */
+async function zip(name: string, entry: string, text: string): Promise<string> {
+  const file = new yazl.ZipFile();
+  file.addBuffer(Buffer.from(text, 'latin1'), entry);
+  file.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
+  const path = join(dir, name);
+  writeFileSync(path, Buffer.concat(chunks));
+  return path;
+}
+
+const HEADER = 'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
+const ROW = '20100123453|COMERCIAL ANDINA S.A.C.|ACTIVO|HABIDO|150131|AV.|JAVIER PRADO ESTE|-|-|1234|-|-|-|-|-|';
+
+describe('fillIndex', () => {
+  it('stops at a line longer than any register’s, rather than hold it whole', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`f${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const padron = await zip('long.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(200_000)}\n${ROW}\n`);
+    const db = open<string, string>({ path: join(dir, 'index'), encoding: 'string' });
+    try {
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() })).rejects.toThrow(/long.zip: a line over 4096 bytes/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('reads lines ended by LF, CRLF or a lone CR alike, and ISO-8859-1', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`g${i}.zip`, 'f.txt', `Ruc|Nombre/Razon|A partir del|Resolucion|\r20100123453|X|01/01/2020|R|\r`)));
+    const enye = '20622222222|INVERSIONES PEÑA S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|';
+    const padron = await zip('ends.zip', 'padron_reducido_ruc.txt', `${HEADER}\r\n${ROW}\r${enye}\n`);
+    const db = open<string, string>({ path: join(dir, 'index2'), encoding: 'string' });
+    try {
+      const filled = await fillIndex(db, { padron, flags, lastModified: 1_700_000_000_000 });
+      expect(filled).toMatchObject({ rows: 2, skipped: { fields: 0, ruc: 0, name: 0 }, dateMs: 1_700_000_000_000 });
+      expect(db.get('20622222222')).toBe('INVERSIONES PEÑA S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|NNNN');
+      expect(db.get('20100123453')?.endsWith('|SSSS')).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses what is not SUNAT’s register: mostly bad lines, or far fewer rows than the register in use', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`h${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const bad = Array.from({ length: 200 }, (_, i) => `2010012345${i % 10}|SOLO CUATRO|ACTIVO|`).join('\n');
+    const noisy = await zip('noisy.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${bad}\n`);
+    const small = await zip('small.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n`);
+    const db = open<string, string>({ path: join(dir, 'index3'), encoding: 'string' });
+    try {
+      await expect(fillIndex(db, { padron: noisy, flags, lastModified: 1 })).rejects.toThrow(/200 of 202 lines skipped: not SUNAT's register/);
+      await expect(fillIndex(db, { padron: small, flags, lastModified: 1 }, { rowsInUse: 18_000_000 })).rejects.toThrow(/not a whole register/);
+    } finally {
+      await db.close();
+    }
+  });
+});
