@@ -110,12 +110,13 @@ export class Register {
       const rowsInUse = this.#current?.meta.rows ?? 0;
       const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse }), started, signal);
       const old = this.#current;
+      const { rows, skipped, durationMs } = version.meta;
+      // The register and what /health says of it change together.
       this.#current = version;
+      this.#last = { result: 'imported', at, durationMs, rows, skipped };
       // Lookups read synchronously: none is in flight on the old index once it is no longer current.
       await old?.db.close();
       await this.#versions.removeAllBut(version.name);
-      const { rows, skipped, durationMs } = version.meta;
-      this.#last = { result: 'imported', at, durationMs, rows, skipped };
       logger.info({ padron: this.state() }, 'padron: imported');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -66,7 +66,7 @@ describe('the register in a gateway process', () => {
     const dir = join(root, 'under-load');
     const g = await start(dir, 1000);
     try {
-      const first = await until(g, (p) => p.state === 'ready');
+      const first = await until(g, (p) => p.state === 'ready' && p.lastImport?.result === 'imported');
       sandbox.reset();
       // Lookups from 10 callers at once until two more imports have been switched to.
       let answered = 0;
@@ -77,14 +77,17 @@ describe('the register in a gateway process', () => {
           answered++;
         }
       });
-      let imports = 0;
-      let last = first.lastImport!.at;
-      while (imports < 2) {
-        const p = await until(g, (x) => x.lastImport!.at !== last && x.lastImport!.result === 'imported');
-        last = p.lastImport!.at;
-        imports++;
+      try {
+        let last = first.lastImport!.at;
+        for (let imports = 0; imports < 2; imports++) {
+          const p = await until(g, (x) => x.lastImport?.at !== last && x.lastImport?.result === 'imported');
+          last = p.lastImport!.at;
+        }
+      } finally {
+        // The callers stop before the gateway does, whatever happened.
+        done = true;
+        await Promise.allSettled(callers);
       }
-      done = true;
       await Promise.all(callers);
       expect(answered).toBeGreaterThan(100);
       expect(sandbox.callsTo('/ruc')).toHaveLength(0);
