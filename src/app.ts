@@ -158,6 +158,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       lookups,
       concurrency: config.requestConcurrency,
       maxReceipts: config.limits.maxReceipts,
+      maxOperationCost: config.limits.maxOperationCost,
       logger: options.logger,
       tracing,
       planToken: config.auth?.planToken,

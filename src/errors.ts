@@ -10,6 +10,7 @@ import {
 } from './upstream/errors.js';
 import { BudgetExceededError } from './data/budget.js';
 import { BudgetUnavailableError } from './data/budgets.js';
+import { OperationCostError } from './upstream/spend.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -55,7 +56,8 @@ export const ERROR_CODES = {
   DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',
   ALIAS_LIMIT_EXCEEDED: 'La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs).',
   DIRECTIVE_LIMIT_EXCEEDED: 'La operación supera MAX_DIRECTIVES.',
-  COST_LIMIT_EXCEEDED: 'La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada.',
+  COST_LIMIT_EXCEEDED:
+    'La operación podría consumir más consultas del plan que MAX_OPERATION_COST: rechazada entera antes de llamar, o, si una lista resultó más larga de lo estimado, el campo cuya llamada pasaría el límite (esa llamada no se hizo).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -198,6 +200,19 @@ export function budgetError(error: BudgetExceededError | BudgetUnavailableError,
   return placed(error, located, message, { code, retryable: false, budget: error.standing });
 }
 
+/** A paid call the operation's MAX_OPERATION_COST could not cover (a list longer than estimated): that field alone. */
+export function operationCostError(error: OperationCostError, located?: GraphQLError): GraphQLError {
+  const message = `Esta llamada costaría ${error.cost} consultas del plan y la operación ya gastó ${error.spent} de ${error.limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;
+  return placed(error, located, message, { code: 'COST_LIMIT_EXCEEDED', retryable: false, cost: error.spent + error.cost, limit: error.limit });
+}
+
+/** A refusal of the gateway's own, made before a paid call (a budget, the operation's cost limit), as a GraphQL error; undefined for anything else. */
+function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError | undefined {
+  if (isBudgetRefusal(cause)) return budgetError(cause, located);
+  if (cause instanceof OperationCostError) return operationCostError(cause, located);
+  return undefined;
+}
+
 /** `error` as a GraphQL error where `located` was; a chunk's error keeps its own message (which receipts) and its `receipts`. */
 function placed(error: Error, located: GraphQLError | undefined, message: string, extensions: Record<string, unknown>): GraphQLError {
   const receipts = located?.extensions?.['receipts'];
@@ -224,7 +239,7 @@ export function upstreamCodeOf(error: unknown): ErrorCode | undefined {
  */
 export function chunkError(error: unknown, receipts: { from: number; to: number }, unsent: boolean): GraphQLError {
   const cause = rootCause(error);
-  const mapped = cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : isBudgetRefusal(cause) ? budgetError(cause) : undefined;
+  const mapped = cause instanceof UpstreamError ? upstreamToGraphQLError(cause) : localRefusalError(cause);
   const code = (mapped?.extensions['code'] as ErrorCode | undefined) ?? 'INTERNAL_SERVER_ERROR';
   const message = `Comprobantes ${receipts.from} a ${receipts.to}: ${unsent ? 'no se enviaron: ' : ''}${mapped?.message ?? 'falla interna del gateway.'}`;
   return new GraphQLError(message, {
@@ -234,8 +249,14 @@ export function chunkError(error: unknown, receipts: { from: number; to: number 
 }
 
 /** A paid call the caller's budget refused: over it, or not countable. */
-export function isBudgetRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError {
+function isBudgetRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError {
   return error instanceof BudgetExceededError || error instanceof BudgetUnavailableError;
+}
+
+/** A paid call the gateway itself did not send: the caller's budget, or the operation's cost limit, refused it. */
+export function isLocalRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError | OperationCostError {
+  const cause = rootCause(error);
+  return isBudgetRefusal(cause) || cause instanceof OperationCostError;
 }
 
 /** The error under any GraphQL wrapping. */
@@ -255,7 +276,8 @@ export function maskError(error: unknown, _yogasMessage: string, isDev?: boolean
   if (cause instanceof UpstreamError) {
     return upstreamToGraphQLError(cause, error instanceof GraphQLError ? error : undefined);
   }
-  if (isBudgetRefusal(cause)) return budgetError(cause, error instanceof GraphQLError ? error : undefined);
+  const refused = localRefusalError(cause, error instanceof GraphQLError ? error : undefined);
+  if (refused) return refused;
   return yogaMaskError(error, INTERNAL_MESSAGE, isDev);
 }
 

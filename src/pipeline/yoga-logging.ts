@@ -1,6 +1,6 @@
 import type { YogaLogger } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { isBudgetRefusal, rootCause, upstreamCodeOf, type ErrorCode } from '../errors.js';
+import { isLocalRefusal, rootCause, upstreamCodeOf, type ErrorCode } from '../errors.js';
 import { UpstreamError, UpstreamHttpError } from '../upstream/errors.js';
 
 /**
@@ -33,7 +33,7 @@ export function yogaLogging(logger: Logger, { holdsThePlan = false }: { holdsThe
     warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
     error: (...args: unknown[]) => {
       const cause = rootCause(args[0]);
-      if (isBudgetRefusal(cause)) return logger.debug({ budget: cause.name }, 'budget refusal');
+      if (isLocalRefusal(cause)) return logger.debug({ refusal: cause.name }, 'local refusal');
       if (!(cause instanceof UpstreamError)) return logger.error({ err: args[0] }, 'unexpected error');
       // A refusal repeated without a call (a rejected token's other fields) was logged with its call.
       const answer = answers.has(upstreamCodeOf(cause)!) || (cause instanceof UpstreamHttpError && cause.withoutCall);

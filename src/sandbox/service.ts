@@ -19,7 +19,7 @@ const LATER_RATE = { fecha_sunat: '2999-12-31', compra: 3.5, venta: 3.51 };
 const KEY_FIELD: Readonly<Record<string, string>> = { '/licencia-conducir': 'num_licencia', '/dni': 'dni', '/tipo-de-cambio': 'fecha' };
 
 /** What a lookup finds for `key` (the slow trigger's key finds a record too), or its 404. */
-function found(op: string, key: string, slow: boolean, body: Record<string, unknown>): Answer {
+function found(op: string, key: string, slow: boolean, body: Record<string, unknown>, faults: SandboxFaults): Answer {
   switch (op) {
     case '/dni': {
       const person = PERSONS_BY_DNI.get(key) ?? (slow ? { ...PERSONS[0]!, numero: key } : undefined);
@@ -34,9 +34,23 @@ function found(op: string, key: string, slow: boolean, body: Record<string, unkn
   }
   const taxpayer = TAXPAYERS_BY_RUC.get(key) ?? (slow ? slowTaxpayer(key) : undefined);
   if (!taxpayer) return fail(404, 'document_not_found', 'El RUC no existe');
-  if (op === '/ruc-representantes') return ok(REPRESENTATIVES[key] ?? []);
+  if (op === '/ruc-representantes') {
+    const many = key.startsWith('20') ? faults.representativesPerCompany : undefined;
+    return ok(many === undefined ? (REPRESENTATIVES[key] ?? []) : manyRepresentatives(key, many));
+  }
   if (op === '/ruc-establecimientos-anexos') return ok(BRANCHES[key] ?? []);
   return ok(op === '/ruc' ? summary(taxpayer) : detail(taxpayer));
+}
+
+/** `n` attorneys of a company, each with a DNI of its own (as a bank lists its apoderados). */
+function manyRepresentatives(ruc: string, n: number): Record<string, string>[] {
+  return Array.from({ length: n }, (_, i) => ({
+    tipo_de_documento: 'DNI',
+    numero_de_documento: String(40_000_000 + (Number(ruc.slice(2, 10)) % 1000) * 1000 + i).padStart(8, '0'),
+    nombre: `APODERADO ${i + 1}`,
+    cargo: 'APODERADO',
+    fecha_desde: '01/01/2020',
+  }));
 }
 
 /**
@@ -139,7 +153,7 @@ export class RestService {
     const rejected = this.#rejected(op, token, key, body);
     if (rejected) return rejected;
     const trigger = TRIGGER_BY_KEY.get(key);
-    const answer = (): Answer => this.#charge(token, SPEC_PRICE[op]!) ?? found(op, key, trigger === 'slow', body);
+    const answer = (): Answer => this.#charge(token, SPEC_PRICE[op]!) ?? found(op, key, trigger === 'slow', body, this.faults);
     return trigger ? this.#triggered(trigger, answer, token, SPEC_PRICE[op]!) : answer();
   }
 

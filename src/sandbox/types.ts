@@ -39,6 +39,8 @@ export interface SandboxFaults {
    */
   gatherInFlight?: number;
   rates?: Partial<Record<FaultKind, number>>;
+  /** Every company (RUC 20) lists this many representatives, each with a DNI, as a bank lists its apoderados. */
+  representativesPerCompany?: number;
   /** SUNAT's registers (GET /__sandbox/padron/<zip>) served cut short or with their bytes spoiled. */
   padron?: 'truncated' | 'corrupt';
 }

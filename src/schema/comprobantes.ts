@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../data/chunks.js';
 import { paidFor } from '../data/budget.js';
-import { chunkError, isBudgetRefusal, upstreamCodeOf } from '../errors.js';
+import { chunkError, isLocalRefusal, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
 import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
@@ -45,7 +45,7 @@ async function validate<T>(
       if (issue) throw new UpstreamInvalidResponseError({ path, status: 200, reason: 'record', issues: [issue] });
       return record;
     },
-    stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED' || isBudgetRefusal(error),
+    stopsAll: (error) => upstreamCodeOf(error) === 'QUOTA_EXCEEDED' || isLocalRefusal(error),
   });
   if (chunks.length === 1 && chunks[0]!.error !== undefined) throw chunks[0]!.error;
   const validacion: Validacion = { cantidad: 0, entries: [] };

@@ -11,6 +11,7 @@ import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { Refusals } from '../upstream/refusals.js';
+import { OperationSpend } from '../upstream/spend.js';
 
 export interface Context {
   /** The caller's bearer token, exactly as sent; undefined when the request has none. */
@@ -31,6 +32,8 @@ export interface ContextOptions {
   /** Upstream calls one request may have in flight at once. */
   concurrency: number;
   maxReceipts: number;
+  /** Plan queries one operation may spend (MAX_OPERATION_COST), held at each paid call. */
+  maxOperationCost: number;
   logger: Logger;
   tracing: Tracing | undefined;
   /** Sign-in mode: the plan's token, which every signed-in caller's calls carry (never the caller's JWT). */
@@ -56,7 +59,17 @@ function countedIn(state: RequestState, register: boolean | undefined): Pick<Loo
   };
 }
 
-export function createContextFactory({ upstream, lookups, concurrency, maxReceipts, logger, tracing, planToken, register }: ContextOptions) {
+export function createContextFactory({
+  upstream,
+  lookups,
+  concurrency,
+  maxReceipts,
+  maxOperationCost,
+  logger,
+  tracing,
+  planToken,
+  register,
+}: ContextOptions) {
   const limits = { maxReceipts, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
@@ -77,6 +90,7 @@ export function createContextFactory({ upstream, lookups, concurrency, maxReceip
       tokenKey,
       noCache: wantsNoCache(request.headers),
       refusals: new Refusals(),
+      spend: new OperationSpend(maxOperationCost),
       ...countedIn(state, register),
       onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {

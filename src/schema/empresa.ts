@@ -8,7 +8,12 @@ import { Persona, PERSONA_NAMED, personaNamed } from './persona.js';
 import { loadAnswered } from './received.js';
 import { checkRuc } from './validation.js';
 
-/** Representatives one company is priced for, for what hangs under each (its person): a router is told it too. */
+/**
+ * Representatives one company is priced for, for what hangs under each (its person): a router is
+ * told it too. Most companies list one to a few; a bank lists a hundred or more, which the
+ * operation's spend at run time holds to MAX_OPERATION_COST. Ten keeps a checkout of a few
+ * companies under the default limit while pricing a large one honestly.
+ */
 const ASSUMED_REPRESENTATIVES = 10;
 
 const Representante = builder.objectRef<RepresentantesRecord['items'][number]>('Representante').implement({

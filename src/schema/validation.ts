@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ComprobanteBody } from '../upstream/schemas.js';
-import { todayInLima } from '../upstream/dates.js';
+import { FIRST_RATE_DATE, todayInLima, tomorrowInLima } from '../upstream/dates.js';
 
 /**
  * Input rules checked before any upstream call, so bad input never costs a query.
@@ -76,7 +76,11 @@ export function rucOfDni(dni: string): Checked<string> {
 export function checkFecha(input: string | null | undefined): Checked<string> {
   if (input == null) return { ok: true, value: todayInLima() };
   const fecha = input.trim();
-  return isRealDate(fecha) ? { ok: true, value: fecha } : { ok: false, message: 'La fecha debe existir y tener el formato AAAA-MM-DD.' };
+  if (!isRealDate(fecha)) return { ok: false, message: 'La fecha debe existir y tener el formato AAAA-MM-DD.' };
+  if (fecha < FIRST_RATE_DATE) return { ok: false, message: `No hay tipo de cambio publicado antes del ${FIRST_RATE_DATE}.` };
+  const tomorrow = tomorrowInLima();
+  if (fecha > tomorrow) return { ok: false, message: `La fecha ${fecha} es posterior a mañana en Lima (${tomorrow}): aún no hay tipo de cambio.` };
+  return { ok: true, value: fecha };
 }
 
 function isRealDate(value: string): boolean {

@@ -246,6 +246,15 @@ export class UpstreamClient {
     caller: string,
     timeoutMs: number,
   ): Promise<T> {
+    const spend = ctx.spend;
+    if (spend) {
+      try {
+        spend.take(req.cost);
+      } catch (error) {
+        this.#share.leave(caller);
+        return Promise.reject(error);
+      }
+    }
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
@@ -260,6 +269,7 @@ export class UpstreamClient {
         ...(error ? { errorKind: isUpstreamError(error) ? error.kind : 'unknown' } : {}),
         queries: queriesSpent(req.cost, status, error),
       };
+      spend?.giveBack(req.cost - info.queries);
       this.#onCall?.(info);
       ctx.observe?.(info);
       finish?.(info);
@@ -287,6 +297,7 @@ export class UpstreamClient {
             // Open (cooling down): refused without a call. A call made while the half-open probe is
             // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
             this.#share.leave(caller);
+            spend?.giveBack(req.cost);
             throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
           }
           report(isUpstreamError(error) ? error.status : undefined, error);

@@ -10,3 +10,14 @@ export function todayInLima(now = Date.now()): string {
 export function isPastInLima(fecha: string, now = Date.now()): boolean {
   return fecha < todayInLima(now);
 }
+
+/**
+ * The earliest date an exchange rate is asked for: SUNAT's series starts after it (the sol
+ * replaced the inti in 1991), so an earlier date can only find nothing, and is refused for free.
+ */
+export const FIRST_RATE_DATE = '1990-01-01';
+
+/** Tomorrow in Lima: a later date has no rate yet, and a client a time zone ahead may still ask tomorrow's. */
+export function tomorrowInLima(now = Date.now()): string {
+  return LIMA.format(now + 86_400_000);
+}

@@ -1,6 +1,7 @@
 import type { BreakerOptions, BreakerState } from './breaker.js';
 import type { UpstreamCallInfo } from './origin.js';
 import type { Refusals } from './refusals.js';
+import type { OperationSpend } from './spend.js';
 
 /** Largest answer body an upstream call reads: a record is a few KB, so 1 MiB only stops a runaway answer. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -43,6 +44,8 @@ export interface UpstreamCaller {
   signal?: { readonly aborted: boolean } | undefined;
   /** This request's refusals: a call already refused (a rejected token, say) is not sent again. */
   refusals?: Refusals | undefined;
+  /** What the operation may still spend (MAX_OPERATION_COST): a call it cannot cover is not sent. */
+  spend?: OperationSpend | undefined;
   /** Told of every call that reached the network, once it is over. */
   observe?: ((call: UpstreamCallInfo) => void) | undefined;
   /** Told as a call starts (for tracing); what it returns is told when the call is over. */

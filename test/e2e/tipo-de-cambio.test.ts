@@ -56,6 +56,21 @@ describe('tipoDeCambio(fecha) (POST /tipo-de-cambio)', () => {
     expect(cost(body)).toMatchObject({ estimated: 0, queries: 0 });
   });
 
+  it('refuses a date past tomorrow in Lima, or before the first rate, locally, for free; tomorrow is asked', async () => {
+    const inLima = (days: number) => new Date(Date.now() - 5 * 3_600_000 + days * 86_400_000).toISOString().slice(0, 10);
+    const { body } = await stack.gql(
+      `{ a: tipoDeCambio(fecha: "${inLima(2)}") { compra } b: tipoDeCambio(fecha: "9999-12-31") { compra } c: tipoDeCambio(fecha: "1989-12-31") { compra } d: tipoDeCambio(fecha: "${inLima(1)}") { fecha } }`,
+    );
+    expect(body.errors?.map((e) => [e.path?.[0], e.extensions?.['code']])).toEqual([
+      ['a', 'INVALID_INPUT'],
+      ['b', 'INVALID_INPUT'],
+      ['c', 'INVALID_INPUT'],
+    ]);
+    expect(body.errors?.[0]?.message).toContain('posterior a mañana en Lima');
+    expect(stack.sandbox.callsTo('/tipo-de-cambio').map((c) => (c.body as { fecha: string }).fecha)).toEqual([inLima(1)]);
+    expect(cost(body)).toMatchObject({ estimated: 1, queries: 1 });
+  });
+
   it('asks each date once per operation, however it is written', async () => {
     const { body } = await stack.gql(
       '{ a: tipoDeCambio(fecha: "2026-11-20") { compra } b: tipoDeCambio(fecha: " 2026-11-20 ") { venta } c: tipoDeCambio { fecha } d: tipoDeCambio(fecha: "%TODAY%") { fecha } }'.replace(
