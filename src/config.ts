@@ -70,8 +70,8 @@ export const EnvSchema = z.object({
     .max(100 * 1024 * 1024)
     .default(256 * 1024),
   /**
-   * GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at once.
-   * Requests only waiting on another's call in flight hold a light place instead (src/http/server.ts). @default 2048
+   * GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at
+   * once, but for a caller holding less than its share (src/http/server.ts). @default 2048
    */
   MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
   /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */

@@ -45,8 +45,6 @@ export interface LookupCaller extends UpstreamCaller {
   tokenKey: string | undefined;
   /** `Cache-Control: no-cache`: do not read the cache; fetch, and store the fresh answer. */
   noCache?: boolean;
-  /** Told when a lookup starts waiting on another request's call in flight (its request then holds a lighter place). */
-  onWait?: (() => void) | undefined;
   /** Told when an answer came from the cache or from another request's call in flight. */
   onShared?: (how: 'cache' | 'flight') => void;
   /** The signed-in subject's budget, which pays for each call before it is sent (sign-in mode). */

@@ -165,7 +165,6 @@ export class CachedLookups {
     let waited = false;
     for (;;) {
       while (claim.kind === 'wait') {
-        if (!waited) ctx.onWait?.();
         waited = true;
         claim = await claim.next;
       }

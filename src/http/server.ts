@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastPath } from './fast-path.js';
@@ -12,7 +13,6 @@ import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
 import { asksForGraphiQL } from '../pipeline/operation-report.js';
-import { whenOnlyWaiting } from '../schema/only-waiting.js';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {
@@ -169,14 +169,15 @@ function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number
 /**
  * GraphQL work let in, or refused at once: a count, not a queue, so past the bound a request is
  * refused (OVERLOADED, retryable), never kept waiting; and new documents one a turn (below).
- * A request that only waits on another request's call (src/schema/only-waiting.ts) gives its
- * place back and holds a light one, of which there are WAITING_PER_PLACE times as many: one
- * caller's flood of a slow lookup, all of it sharing one call, leaves the places to others, while
- * a lone caller may still take every place.
+ * The places are shared among callers: below MAX_CONCURRENT_REQUESTS anyone enters, so a lone
+ * caller may take every place; at it, a caller holding less than its share (the bound over the
+ * callers holding places, itself included) still enters, up to twice the bound in all, so one
+ * caller's flood is what is refused, never another caller's few requests.
  */
 class Admission {
   #active = 0;
-  #waiting = 0;
+  /** Places each caller holds, by the hash of its Authorization header. */
+  readonly #held = new Map<string, number>();
   readonly #newDocuments = takingTurns(NEW_DOCUMENTS_PER_TURN);
 
   constructor(
@@ -194,21 +195,22 @@ class Admission {
       const message = `El gateway tiene ${NEW_DOCUMENTS_WAITING} documentos nuevos esperando su análisis; reintente en un segundo o use uno ya enviado.`;
       return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
     }
-    if (this.#active >= options.maxConcurrent) {
+    const caller = callerOf(req);
+    const held = this.#held.get(caller) ?? 0;
+    if (!this.#mayEnter(held)) {
       options.onRefused?.('OVERLOADED');
-      const message = `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}); reintente en un segundo.`;
+      const message = `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}) y quien llama ya tiene su parte; reintente en un segundo.`;
       return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
     }
     this.#active++;
-    let light = false;
-    whenOnlyWaiting(res, () => {
-      if (light || this.#waiting >= options.maxConcurrent * WAITING_PER_PLACE) return;
-      light = true;
-      this.#active--;
-      this.#waiting++;
-    });
+    this.#held.set(caller, held + 1);
     // The place is held until the work ends, not when the client leaves: leaving cannot get around the limit.
-    const release = () => void (light ? this.#waiting-- : this.#active--);
+    const release = () => {
+      this.#active--;
+      const left = this.#held.get(caller)! - 1;
+      if (left === 0) this.#held.delete(caller);
+      else this.#held.set(caller, left);
+    };
     const work = (): Promise<unknown> => {
       if (res.destroyed) return Promise.resolve();
       const taken = body === undefined ? undefined : app.fastPath?.(req, res, body);
@@ -219,6 +221,24 @@ class Admission {
     };
     (isNew ? this.#newDocuments.run(work) : work()).then(release, release);
   }
+
+  /** Whether a caller holding `held` places may take one more. */
+  #mayEnter(held: number): boolean {
+    const max = this.options.maxConcurrent;
+    if (this.#active < max) return true;
+    if (this.#active >= max * 2) return false;
+    const callers = this.#held.size + (held === 0 ? 1 : 0);
+    return held < Math.max(1, Math.floor(max / callers));
+  }
+}
+
+/**
+ * Who a request is, for its share of the places: a hash of its Authorization header (a token, or
+ * a sign-in JWT, which names one subject), never the header itself; '' for a request without one.
+ */
+function callerOf(req: IncomingMessage): string {
+  const authorization = req.headers.authorization;
+  return authorization ? hash('sha256', authorization, 'base64url') : '';
 }
 
 /**
@@ -228,8 +248,6 @@ class Admission {
  * NEW_DOCUMENTS_WAITING wait; past that, a new document is refused (OVERLOADED, retryable).
  */
 const NEW_DOCUMENTS_PER_TURN = 1;
-/** Light places (requests only waiting on another's call) for each full one. */
-const WAITING_PER_PLACE = 4;
 const NEW_DOCUMENTS_WAITING = 256;
 
 /**

@@ -4,7 +4,6 @@ import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ClientGone } from './client-gone.js';
-import { onlyWaiting } from './only-waiting.js';
 import { createLoaders, type RequestLoaders } from '../data/loaders.js';
 import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
@@ -92,7 +91,6 @@ export function createContextFactory({
       refusals: new Refusals(),
       spend: new OperationSpend(maxOperationCost),
       ...countedIn(state, register),
-      onWait: res ? () => onlyWaiting(res) : undefined,
       observe: (info) => {
         state.upstreamCalls.push(info);
         // Checked first: the line's object would be built for nothing at the usual info level.
