@@ -271,7 +271,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     // One message per variable, its most specific rule, the last (`count.min(1)` breaks `count`'s `min(0)` too).
     const byVariable = new Map<string, string>();
-    for (const i of parsed.error.issues) byVariable.set(i.path.join('.') || '(env)', i.message);
+    for (const i of parsed.error.issues) {
+      const name = i.path.join('.') || '(env)';
+      // A number field is never a secret: what was given is shown rather than zod's NaN.
+      const given = i.code === 'invalid_type' && i.expected === 'number' ? present[String(i.path[0])] : undefined;
+      byVariable.set(name, given === undefined ? i.message : `se esperaba un número, se dio ${JSON.stringify(given.slice(0, 40))}`);
+    }
     const lines = [...byVariable].map(([name, message]) => `  ${name}: ${message}`);
     throw new ConfigError(`Configuración inválida:\n${lines.join('\n')}`);
   }

@@ -179,7 +179,8 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
     retryable:
       error.upstreamRetryable ?? (error instanceof UpstreamInvalidResponseError ? error.retryable : RETRYABLE_BY_DEFAULT.has(code)),
   };
-  if (error instanceof UpstreamHttpError && error.retryAfterSeconds !== undefined)
+  // A wait only where waiting helps: throttling, not a plan that ran out.
+  if (code === 'RATE_LIMITED' && error instanceof UpstreamHttpError && error.retryAfterSeconds !== undefined)
     extensions['retryAfterSeconds'] = error.retryAfterSeconds;
   if (error.upstreamCode) extensions['upstreamCode'] = error.upstreamCode;
   if (error.status !== undefined) extensions['upstreamStatus'] = error.status;

@@ -32,7 +32,7 @@ async function main() {
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(logger, config.auth?.jwksUrl === SANDBOX_IDENTITY);
+  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(config.auth?.jwksUrl === SANDBOX_IDENTITY);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
   config = withUpstream(config, upstreamUrl, SANDBOX_TOKEN);
@@ -45,18 +45,26 @@ async function main() {
       'AUTH_JWKS_URL without AUTH_ISSUER or AUTH_AUDIENCE: any token its keys signed is taken; set both (NODE_ENV=production requires them)',
     );
   }
-  serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox });
+  // The sandbox's banner once the port is ours: a port in use is then the last thing said.
+  const onListening = sandbox ? () => announceSandbox(logger, sandbox) : undefined;
+  serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox, onListening });
 }
 
-/** Starts the sandbox and says, loudly, that the data is sample data, and what to ask it (and, signing in, with what). */
-async function startBuiltinSandbox(logger: Logger, signsIn: boolean): Promise<Sandbox & { signInToken?: string | undefined }> {
+type BuiltinSandbox = Sandbox & { signInToken?: string | undefined };
+
+/** Starts the sandbox (and, signing in, gets its sign-in token). */
+async function startBuiltinSandbox(signsIn: boolean): Promise<BuiltinSandbox> {
   // Its record serves /__sandbox/stats and nothing else here: a short one.
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
   const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
+  return Object.assign(sandbox, { signInToken });
+}
+
+/** Says, loudly, that the data is sample data, and what to ask it (and, signing in, with what). */
+function announceSandbox(logger: Logger, sandbox: BuiltinSandbox): void {
   const why = ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.';
   logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
-  process.stderr.write(sandboxBanner(sandbox.url, why, signInToken));
-  return Object.assign(sandbox, { signInToken });
+  process.stderr.write(sandboxBanner(sandbox.url, why, sandbox.signInToken));
 }
 
 void main();

@@ -65,6 +65,11 @@ describe('loadConfig', () => {
     expect(message.split('\n')).toEqual(['Configuración inválida:', expect.stringMatching(/^ {2}MAX_DEPTH: Demasiado pequeño: .*>=1$/)]);
   });
 
+  it('says what was given where a number was expected, never NaN', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow('PORT: se esperaba un número, se dio "abc"');
+    expect(() => loadConfig({ PORT: 'abc' })).not.toThrow(/NaN/);
+  });
+
   it('takes WORKERS=1 only, and says how to scale out for any other value', () => {
     expect(() => loadConfig({ WORKERS: '1' })).not.toThrow();
     for (const workers of ['2', '0', '64', 'auto']) {

@@ -17,6 +17,13 @@ export interface Fetched {
   lastModified: number | undefined;
 }
 
+/** How far an import has come, for its progress lines and /health: updated as bytes and lines go by. */
+export interface ImportProgress {
+  phase: 'fetching' | 'indexing';
+  bytesFetched: number;
+  linesRead: number;
+}
+
 /** A URL as messages, logs and /health may show it: no credentials, no query. */
 export const shown = (url: string) => {
   const { origin, pathname } = new URL(url);
@@ -32,22 +39,30 @@ export async function fetchZips(
   dir: string,
   since: number | undefined,
   signal: AbortSignal,
+  progress?: ImportProgress,
 ): Promise<Fetched | undefined> {
   await mkdir(dir, { recursive: true });
   const padron = join(dir, PADRON_ZIP);
-  const got = await download(urls.padron, padron, MAX_PADRON_BYTES, since, signal);
+  const got = await download(urls.padron, padron, MAX_PADRON_BYTES, since, signal, progress);
   if (!got) return undefined;
   const flags = await Promise.all(
     urls.flags.map(async (url, i) => {
       const path = join(dir, FLAG_REGISTERS[i]!.zip);
-      await download(url, path, MAX_FLAGS_BYTES, undefined, signal);
+      await download(url, path, MAX_FLAGS_BYTES, undefined, signal, progress);
       return path;
     }),
   );
   return { padron, flags, lastModified: got.lastModified };
 }
 
-async function download(url: string, path: string, maxBytes: number, since: number | undefined, signal: AbortSignal) {
+async function download(
+  url: string,
+  path: string,
+  maxBytes: number,
+  since: number | undefined,
+  signal: AbortSignal,
+  progress: ImportProgress | undefined,
+) {
   const { username, password } = new URL(url);
   // A mirror's credentials in its URL go as Basic authentication, and are shown nowhere.
   const basic = username ? `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString('base64')}` : undefined;
@@ -72,6 +87,7 @@ async function download(url: string, path: string, maxBytes: number, since: numb
   const bounded = new Transform({
     transform(chunk: Buffer, _enc, done) {
       seen += chunk.length;
+      if (progress) progress.bytesFetched += chunk.length;
       done(seen > maxBytes ? new Error(`${shown(url)}: over ${maxBytes} bytes`) : null, chunk);
     },
   });

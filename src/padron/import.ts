@@ -5,7 +5,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { RootDatabase } from 'lmdb';
 import yauzl from 'yauzl';
-import type { Fetched } from './fetch.js';
+import type { Fetched, ImportProgress } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
 import type { Filled } from './versions.js';
 
@@ -144,8 +144,9 @@ export type SkipCount = Record<SkipReason | 'duplicate', number>;
 export async function fillIndex(
   db: RootDatabase<string, string>,
   fetched: Fetched,
-  { signal, rowsInUse = 0 }: { signal?: AbortSignal; rowsInUse?: number } = {},
+  { signal, rowsInUse = 0, progress }: { signal?: AbortSignal; rowsInUse?: number; progress?: ImportProgress } = {},
 ): Promise<Filled> {
+  if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags);
   const skipped: SkipCount = { fields: 0, ruc: 0, name: 0, duplicate: 0 };
   let rows = 0;
@@ -179,6 +180,7 @@ export async function fillIndex(
   const modified = await eachLine(fetched.padron, LIMITS.padronBytes, (line) => {
     const row = padronLine(line);
     // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
+    if (progress) progress.linesRead++;
     if (lines++ === 0 && row === 'ruc') return;
     if (typeof row === 'string') {
       if (line.trim() === '') return;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { fetchZips } from './fetch.js';
+import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { padronRecord, type PadronRecord } from './record.js';
 import { sourceUrls } from './sources.js';
@@ -13,6 +13,8 @@ export interface RegisterOptions {
   maxAgeMs: number;
   refreshMs: number;
   logger: Logger;
+  /** How often an import under way logs how far it has come. @default PROGRESS_EVERY_MS */
+  progressEveryMs?: number;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -27,6 +29,8 @@ export interface ImportOutcome {
 
 /** A failed import is tried again after this, or after PADRON_REFRESH_MS when that is sooner. */
 const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
+/** How often an import under way logs how far it has come (a full register takes about a minute). */
+const PROGRESS_EVERY_MS = 5_000;
 /** An import still under way after this (a mirror sending a byte a minute, say) is given up, so that the next one can run. */
 const IMPORT_DEADLINE_MS = 30 * 60_000;
 
@@ -41,6 +45,8 @@ export class Register {
   readonly #versions: Versions;
   #current: Version | undefined;
   #importing: Promise<void> | undefined;
+  /** How far the import under way has come; undefined once it has ended, before its last line is logged. */
+  #progress: ImportProgress | undefined;
   #last: ImportOutcome | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -100,15 +106,24 @@ export class Register {
     const downloads = join(this.#options.dir, DOWNLOADS);
     const { logger } = this.#options;
     const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(IMPORT_DEADLINE_MS)]);
+    const progress: ImportProgress = (this.#progress = { phase: 'fetching', bytesFetched: 0, linesRead: 0 });
+    logger.info({ padron: this.state() }, 'padron: import started');
+    const ticking = setInterval(() => logger.info({ padron: this.state() }, 'padron: importing'), this.#options.progressEveryMs ?? PROGRESS_EVERY_MS);
+    ticking.unref();
+    const ended = () => {
+      clearInterval(ticking);
+      this.#progress = undefined;
+    };
     try {
-      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs, signal);
+      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs, signal, progress);
       if (!fetched) {
         this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
+        ended();
         logger.info({ padron: this.state() }, 'padron: unchanged since the register in use');
         return;
       }
       const rowsInUse = this.#current?.meta.rows ?? 0;
-      const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse }), started, signal);
+      const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse, progress }), started, signal);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.
@@ -117,12 +132,16 @@ export class Register {
       // Lookups read synchronously: none is in flight on the old index once it is no longer current.
       await old?.db.close();
       await this.#versions.removeAllBut(version.name);
+      ended();
       logger.info({ padron: this.state() }, 'padron: imported');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: message };
-      logger.warn({ padron: this.state() }, 'padron: import failed; the register in use stays');
+      ended();
+      const next = this.#current ? 'the register in use stays' : 'there is no register yet, so the service answers';
+      logger.warn({ padron: this.state() }, `padron: import failed; ${next}`);
     } finally {
+      ended();
       await removeZips(downloads).catch(() => undefined);
     }
   }
@@ -142,7 +161,8 @@ export class Register {
     const meta = this.#current?.meta;
     return {
       state: !meta ? 'empty' : this.#usable() ? 'ready' : 'stale',
-      importing: this.#importing !== undefined,
+      importing: this.#progress !== undefined,
+      ...(this.#progress ? { progress: { ...this.#progress } } : {}),
       rows: meta?.rows ?? 0,
       date: meta ? new Date(meta.dateMs).toISOString() : null,
       ageMs: meta ? Date.now() - meta.dateMs : null,

@@ -35,7 +35,7 @@ export interface SignInOptions {
   onRefused?: (reason: Refusal) => void;
 }
 
-export type Refusal = 'missing' | 'invalid' | 'expired' | 'no_subject' | 'unavailable' | 'budget';
+export type Refusal = 'missing' | 'not_a_jwt' | 'invalid' | 'expired' | 'no_subject' | 'unavailable' | 'budget';
 
 type Verified = { subject: string } | { refused: Exclude<Refusal, 'budget'> };
 
@@ -65,6 +65,8 @@ export function createVerifier(
   };
   return async (token) => {
     if (!token) return { refused: 'missing' };
+    // Three base64url parts: anything else (the service's plan token, say) is no JWT, and needs no key.
+    if (!JWT_SHAPE.test(token)) return { refused: 'not_a_jwt' };
     const key = hash('sha256', token, 'base64url');
     const known = verified.get(key);
     if (known && Date.now() < known.until) return { subject: known.subject };
@@ -89,6 +91,8 @@ export function createVerifier(
   };
 }
 
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+
 function refusalOf(error: unknown): 'invalid' | 'expired' {
   return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
 }
@@ -99,6 +103,8 @@ const RETRY_AFTER_S = Math.ceil(REFETCH_AFTER_MS / 1000);
 
 const MESSAGES: Record<Exclude<Refusal, 'budget' | 'unavailable'>, string> = {
   missing: 'Falta el token de inicio de sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad.',
+  not_a_jwt:
+    'El token enviado no es un JWT. Este gateway pide iniciar sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad, no el token del plan del servicio (el gateway usa el suyo).',
   invalid: 'El token de inicio de sesión no es válido (firma, algoritmo, emisor, audiencia, vigencia o formato).',
   expired: 'El token de inicio de sesión venció: inicie sesión de nuevo.',
   no_subject: 'El token de inicio de sesión no dice quién es el usuario (falta la claim de AUTH_SUBJECT_CLAIM).',

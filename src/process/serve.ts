@@ -18,6 +18,8 @@ export interface ServeOptions {
   graphiqlToken?: string | undefined;
   /** The built-in sandbox this process started, closed with it. */
   sandbox?: Sandbox | undefined;
+  /** Told once the port is listening. */
+  onListening?: (() => void) | undefined;
 }
 
 /** The gateway's one process: the app on its socket, and a graceful stop. */
@@ -33,7 +35,7 @@ export function serve(config: Config, logger: Logger, options: ServeOptions) {
   // It closes with the process: through a stop it says /ready 503 and /health 200.
   if (config.opsPort !== undefined) startOpsServer(config, logger, app.ops);
   const inFlight = countInFlight(server);
-  listen(server, config, logger);
+  listen(server, config, logger, options.onListening);
   let stopping = false;
   onStopSignals((signal) => {
     if (stopping) return;
@@ -58,7 +60,7 @@ function countInFlight(server: Server): InFlight {
 }
 
 /** Listens on HOST:PORT; a port taken, forbidden or not on this machine ends the process with its own exit code. */
-function listen(server: Server, config: Config, logger: Logger): void {
+function listen(server: Server, config: Config, logger: Logger, onListening: (() => void) | undefined): void {
   server.on('error', (error: NodeJS.ErrnoException) => {
     const listenError = LISTEN_ERRORS.find((e) => e.code === error.code);
     if (!listenError) throw error;
@@ -66,6 +68,7 @@ function listen(server: Server, config: Config, logger: Logger): void {
     process.exit(listenError.exitCode);
   });
   server.listen(config.port, config.host, () => {
+    onListening?.();
     const { port } = server.address() as AddressInfo;
     const shown = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     logger.info({ port, host: config.host }, `GraphQL gateway ready: http://${shown}:${port}${GRAPHQL_PATH}`);

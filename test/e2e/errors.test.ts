@@ -133,6 +133,8 @@ describe('upstream answers mapped to codes', () => {
   it('upstream 429 is QUOTA_EXCEEDED and the message keeps the remaining and sent counts', async () => {
     const f = await failure(ValidarComprobantesDocument, { comprobantes: [RECEIPT, RECEIPT, RECEIPT, RECEIPT] }, 'sandbox-low');
     expect(f).toMatchObject({ code: 'QUOTA_EXCEEDED', retryable: false });
+    // Not a wait: a plan that ran out does not come back in a second.
+    expect(f.error.extensions).not.toHaveProperty('retryAfterSeconds');
     expect(f.message).toMatch(/\b3\b.*\b4\b/);
     expect(stack.sandbox.callsTo('/validacion-multiple-cpe')[0]?.status).toBe(429);
   });

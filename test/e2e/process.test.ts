@@ -175,4 +175,18 @@ describe('a port already in use', () => {
     ]);
     expect(output).not.toMatch(/at .*\(node:/); // no stack trace
   }, 30_000);
+
+  it('is the last thing said with the built-in sandbox too: no banner or warning after it', async () => {
+    const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env['PATH'], PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (c: Buffer) => (output += c));
+    child.stderr!.on('data', (c: Buffer) => (output += c));
+    expect(await new Promise<number | null>((resolve) => child.once('exit', resolve))).not.toBe(0);
+    expect(output.trim().split('\n').at(-1)).toContain(`port ${port} is already in use`);
+    expect(output).not.toContain('SANDBOX');
+  }, 30_000);
 });

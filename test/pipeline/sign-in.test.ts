@@ -26,6 +26,15 @@ async function fetchedKeys(keptMs = 1000, refetchAfterMs = 300): Promise<Signing
 }
 
 describe('the sign-in verifier (jose, against a real JWKS server on loopback)', () => {
+  it('tells a caller who sent a plan token (not a JWT) that a sign-in token is expected, without asking the provider', async () => {
+    const keys = await fetchedKeys();
+    const verify = createVerifier({ keys, issuer: idp.issuer, audience: idp.audience, subjectClaim: 'sub' });
+    const fetched = idp.fetches;
+    expect(await verify('sandbox-pro')).toEqual({ refused: 'not_a_jwt' });
+    expect(idp.fetches).toBe(fetched);
+    keys.close();
+  });
+
   it('keeps verifying with the keys it last fetched once they are due for a refetch and the provider is down', async () => {
     const key = await idp.addKey('ES256');
     const keys = await fetchedKeys();

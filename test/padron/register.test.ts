@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Register } from '../../src/padron/register.js';
+import { PADRON_ZIP } from '../../src/padron/sources.js';
+import { sandboxRegisters } from '../../src/sandbox/padron.js';
+
+/** A mirror of the sandbox's five zips, the padrón sent in `parts` over `overMs`; `broken` serves bytes no zip reader takes. */
+async function mirror(overMs: number, parts = 10, broken = false): Promise<{ url: URL; server: Server }> {
+  const zips = await sandboxRegisters(new Date(Date.now() - 3_600_000));
+  const server = createServer((req, res) => {
+    const zip = zips.get((req.url ?? '').slice(1));
+    if (!zip) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': zip.length });
+    const body = broken ? Buffer.alloc(zip.length, 7) : zip;
+    if (!req.url!.endsWith(PADRON_ZIP)) return void res.end(body);
+    const size = Math.ceil(body.length / parts);
+    let at = 0;
+    const next = () => {
+      res.write(body.subarray(at, (at += size)));
+      if (at >= body.length) res.end();
+      else setTimeout(next, overMs / parts);
+    };
+    next();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`), server };
+}
+
+function logged(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink) as Logger, lines };
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'register-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('what the register says while it imports', () => {
+  it('logs a start line and progress every few seconds (bytes fetched, lines read), shows it on /health, and ends with importing false', async () => {
+    const { url, server } = await mirror(1200);
+    const { logger, lines } = logged();
+    const register = new Register({ source: url, dir: join(dir, 'a'), maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger, progressEveryMs: 200 });
+    try {
+      const importing = register.refresh();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(register.state()).toMatchObject({ importing: true, progress: { phase: 'fetching', bytesFetched: expect.any(Number) } });
+      await importing;
+    } finally {
+      await register.close();
+      server.close();
+    }
+    const messages = lines.map((l) => l['msg']);
+    expect(messages[0]).toBe('padron: import started');
+    const progress = lines.filter((l) => l['msg'] === 'padron: importing');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect((progress.at(-1)!['padron'] as { progress: { bytesFetched: number } }).progress.bytesFetched).toBeGreaterThan(0);
+    const done = lines.find((l) => l['msg'] === 'padron: imported')!;
+    expect(done['padron']).toMatchObject({ state: 'ready', importing: false });
+    expect(done['padron']).not.toHaveProperty('progress');
+  });
+
+  it('says the service answers when an import fails with no register in use, not that one stays', async () => {
+    const { url, server } = await mirror(0, 1, true);
+    const { logger, lines } = logged();
+    const register = new Register({ source: url, dir: join(dir, 'b'), maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger });
+    try {
+      await register.refresh();
+    } finally {
+      await register.close();
+      server.close();
+    }
+    const failed = lines.find((l) => String(l['msg']).startsWith('padron: import failed'))!;
+    expect(failed['msg']).toBe('padron: import failed; there is no register yet, so the service answers');
+    expect(failed['padron']).toMatchObject({ state: 'empty', importing: false, lastImport: { result: 'failed' } });
+  });
+});
