@@ -249,7 +249,7 @@ function createUpstream(config: Config, metrics: Metrics, logger: Logger): Upstr
   });
 }
 
-/** CachedLookups through the cache and the store where they meet, with config.cache's settings. */
+/** The lookups, through the cache and the store where they meet, with config.cache's settings. */
 function createLookups(config: Config, { upstream, store, metrics, register }: Pick<Parts, 'upstream' | 'store' | 'metrics' | 'register'>) {
   return new CachedLookups(upstream, {
     store,

@@ -50,7 +50,7 @@ type Entry<T> = { record: T; freshUntil: number } | { failure: UpstreamErrorData
 
 
 /**
- * CachedLookups with the caller's quota in mind: answers kept per operation, key and token, and
+ * Lookups with the caller's quota in mind: answers kept per operation, key and token, and
  * concurrent identical lookups sharing one upstream call, in this process or across instances,
  * as far as the store reaches. A token's answers are only
  * ever served to that token (free and paid plans see different things). Only found records

@@ -12,8 +12,8 @@ export interface DocumentCacheOptions {
 
 /**
  * What a parsed document keeps alive per token: the token itself (graphql-js links every token
- * of a document, and each node's location holds two of them), the nodes and their locations.
- * Measured at 270 to 340 bytes for every shape of document tried (docs/performance.md).
+ * of a document, and each node's location holds two of them), the nodes and their locations
+ * (sizes measured: docs/performance.md).
  */
 const BYTES_PER_TOKEN = 320;
 

@@ -29,9 +29,9 @@ export interface RequestState {
   /** Plan queries the operation could spend at most (checked against MAX_OPERATION_COST). */
   estimatedCost: number | undefined;
   readonly upstreamCalls: UpstreamCallInfo[];
-  /** CachedLookups answered from the cache or from another request's call in flight. */
+  /** Lookups answered from the cache or from another request's call in flight. */
   cacheHits: number;
-  /** CachedLookups answered with the last good record, the upstream being down. */
+  /** Lookups answered with the last good record, the upstream being down. */
   staleHits: number;
   /** Lookups answered from SUNAT's register kept by the gateway; undefined when it is off (not reported then). */
   localHits: number | undefined;

@@ -32,7 +32,7 @@ export type { BreakerState } from './breaker.js';
 
 /**
  * The REST client: the spec's five operations and /dni, over one primary origin and an optional fallback.
- * CachedLookups are retried (retryable failures only, exponential backoff with full jitter, one
+ * Lookups are retried (retryable failures only, exponential backoff with full jitter, one
  * deadline) and go to the fallback when the primary is unavailable; batch validations are
  * never retried nor sent elsewhere (each try would bill every receipt again). Each origin
  * has its own circuit breaker.

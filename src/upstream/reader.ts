@@ -130,8 +130,8 @@ export class Reading {
 
 /**
  * A reader of the records `build` makes, each field read through a Reading by its name. Written
- * here rather than with zod: its unions and per-field wrappers read a record in about three
- * times the time (docs/performance.md, "Reading a record").
+ * here rather than with zod: its unions and per-field wrappers made reading a record the
+ * costliest step of an answer (docs/performance.md, "Reading a record").
  */
 export function reader<T>(build: (r: Reading) => T): Reader<T> {
   return (data) => {

@@ -14,8 +14,8 @@ export const EnvelopeSchema = z.object({
 /**
  * What both records open with: the document, its name, state and condition, and the place
  * fields a real record carries beyond the spec's (upstream-notes), on /ruc and /ruc-sunat alike.
- * Each record's own fields are assigned onto it: spread into a new object, reading a record took
- * ten times as long (docs/performance.md, "Reading a record").
+ * Each record's own fields are assigned onto it: a spread into a new object takes V8's slow path
+ * (docs/performance.md, "Reading a record").
  */
 const identityOf = (r: Reading) => ({
   ruc: r.text('ruc'),
