@@ -10,7 +10,9 @@
  * Results: bench/results/<time>.json and bench/results/latest.json, and a Markdown table per Node.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { callsPerOperation, load, TOKENS, type Load, type Sample } from './load.js';
 import { peakRssMb, start, stopAll, type Proc } from './procs.js';
 import { SANDBOX_AUDIENCE, SANDBOX_JWKS_PATH } from '../src/config/auth.js';
@@ -200,12 +202,14 @@ async function signedInRow(rows: Row[], node: string, s: Awaited<ReturnType<type
  */
 async function beforeRows(rows: Row[], node: string, log: (m: string) => void): Promise<void> {
   const tokens = (t: number) => `${t} token${t > 1 ? 's' : ''}`;
-  const phases: { latencyMs: number; loads: [string, Load][] }[] = [
+  const phases: { latencyMs: number; loads: [string, Load, Local?][] }[] = [
     {
       latencyMs: 0,
       loads: [
         ['(a) contribuyente, 50 conn', { body: BODIES.contribuyente, connections: 50 }],
         ['(c) 10 calls: 5 RUCs + detalle', { body: BODIES.aliases, connections: 50 }],
+        ['(g) contribuyente, cache hits, 50 conn', { body: BODIES.contribuyente, connections: 50 }, 'cache'],
+        ['(r) contribuyente from the register, 50 conn', { body: BODIES.contribuyente, connections: 50 }, 'register'],
       ],
     },
     {
@@ -225,10 +229,10 @@ async function beforeRows(rows: Row[], node: string, log: (m: string) => void): 
   ];
   for (const { latencyMs, loads } of phases) {
     const sandbox = await start('sandbox', node, 'dist/bench/sandbox.js', { LATENCY_MS: String(latencyMs) });
-    for (const [scenario, l] of loads) {
+    for (const [scenario, l, local] of loads) {
       log(`${scenario}: this build beside BENCH_BEFORE`);
-      const now = await start('gateway', node, 'dist/src/main.js', gatewayEnv(sandbox));
-      const before = await start('before', node, BEFORE!, gatewayEnv(sandbox));
+      const now = await startLocal('gateway', node, 'dist/src/main.js', sandbox, local);
+      const before = await startLocal('before', node, BEFORE!, sandbox, local);
       const [a, b] = await compare([now, before], sandbox, l);
       rows.push({ scenario, system: 'gateway (this build, beside BENCH_BEFORE)', sample: a!, peakRssMb: peakRssMb(now.pid) });
       rows.push({ scenario, system: 'gateway (BENCH_BEFORE)', sample: b!, toBefore: a!.rps / b!.rps, peakRssMb: peakRssMb(before.pid) });
@@ -236,6 +240,23 @@ async function beforeRows(rows: Row[], node: string, log: (m: string) => void): 
     }
     await sandbox.stop();
   }
+}
+
+/** Where an answer comes from without a call: the cache, or SUNAT's register kept by the gateway (the sandbox's). */
+type Local = 'cache' | 'register';
+
+/** A gateway whose answers come from `local`: with the register, started once it has imported the sandbox's (a directory of its own). */
+async function startLocal(name: string, node: string, file: string, sandbox: Proc, local: Local | undefined): Promise<Proc> {
+  if (local !== 'register') return start(name, node, file, gatewayEnv(sandbox, local === 'cache' ? { CACHE: 'on' } : {}));
+  const dir = mkdtempSync(join(tmpdir(), `bench-padron-${name}-`));
+  const proc = await start(name, node, file, gatewayEnv(sandbox, { PADRON: `${sandbox.url}/__sandbox/padron/`, PADRON_DIR: dir }));
+  for (let i = 0; ; i++) {
+    const health = (await (await fetch(`${proc.url}/health`)).json()) as { padron?: { state: string } };
+    if (health.padron?.state === 'ready') break;
+    if (i > 600) throw new Error(`${name}: the register was never imported`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { ...proc, stop: () => proc.stop().finally(() => rmSync(dir, { recursive: true, force: true })) };
 }
 
 async function runOn(node: string, log: (m: string) => void): Promise<Row[]> {

@@ -2,7 +2,7 @@ import type { CORSOptions } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { GRAPHQL_PATH, type Config } from './config.js';
-import { createContextFactory, type Context } from './schema/context.js';
+import { createContextFactory, type Context, type ServerContext } from './schema/context.js';
 import { maskError } from './errors.js';
 import { corsOptions, useNoNullOrigin } from './http/cors.js';
 import { graphiqlOptions, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
@@ -50,7 +50,7 @@ export interface AppOptions {
   plugins?: Plugin[];
 }
 
-export type Yoga = YogaServerInstance<Record<string, never>, Context>;
+export type Yoga = YogaServerInstance<ServerContext, Context>;
 
 /** The app's parts, for a server to mount (src/http/server.ts). */
 export interface App extends HttpApp {
@@ -91,7 +91,7 @@ export function createApp(config: Config, options: AppOptions): App {
     logging: yogaLogging(logger, { holdsThePlan: config.auth !== undefined }),
     pluginList: usePluginList(),
   };
-  const yoga = createYoga<Record<string, never>, Context>({
+  const yoga = createYoga<ServerContext, Context>({
     ...yogaOptions(config, options, parts),
     plugins: plugins(config, parts, options.plugins ?? []),
   });
@@ -149,7 +149,7 @@ interface Parts {
 }
 
 /** Yoga's settings beside the plugins: each one where the gateway does the work itself instead, or differs from Yoga's default. */
-function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaServerOptions<Record<string, never>, Context> {
+function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaServerOptions<ServerContext, Context> {
   const { upstream, lookups, tracing, cors, logging } = parts;
   return {
     schema,
@@ -256,7 +256,6 @@ function createLookups(config: Config, { upstream, store, metrics, register }: P
     register,
     keep: config.cache.enabled,
     ttlMs: config.cache.ttlMs,
-    pastRateTtlMs: config.cache.pastRateTtlMs,
     notFoundTtlMs: config.cache.notFoundTtlMs,
     staleIfErrorMs: config.cache.staleIfErrorMs,
     keySecret: config.cache.keySecret,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 import { checkPadron, PadronEnv, padronOf, SANDBOX_PADRON, SANDBOX_PADRON_PATH } from './config/padron.js';
 import { deepFreeze, type DeepReadonly } from './config/freeze.js';
+import { messageOf } from './config/issues.js';
 
 const SPANISH = z.locales.es();
 
@@ -221,17 +222,17 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     enabled: e.CACHE === 'on',
     coalesce: e.COALESCE === 'on',
     leaseMs: e.UPSTREAM_DEADLINE_MS + 1000,
+    /** The times to live a lookup's row (src/upstream/lookups.ts) picks its record's from. */
     ttlMs: {
       ruc: e.CACHE_TTL_RUC_MS,
       rucSunat: e.CACHE_TTL_RUC_SUNAT_MS,
       licencia: e.CACHE_TTL_LICENCIA_MS,
       dni: e.CACHE_TTL_DNI_MS,
-      // A company's representatives and branches change as its detailed record does: kept as long.
-      representantes: e.CACHE_TTL_RUC_SUNAT_MS,
-      establecimientos: e.CACHE_TTL_RUC_SUNAT_MS,
-      tipoDeCambio: e.CACHE_TTL_TIPO_DE_CAMBIO_MS,
+      /** An exchange rate of today or a date to come (SUNAT may publish it later that day). */
+      rate: e.CACHE_TTL_TIPO_DE_CAMBIO_MS,
+      /** A past date's exchange rate, which never changes. */
+      pastRate: MAX_TTL_MS,
     },
-    pastRateTtlMs: MAX_TTL_MS,
     notFoundTtlMs: e.CACHE_TTL_NOT_FOUND_MS,
     staleIfErrorMs: e.CACHE_STALE_IF_ERROR_MS,
     maxEntries: e.CACHE_MAX_ENTRIES,
@@ -271,12 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     // One message per variable, its most specific rule, the last (`count.min(1)` breaks `count`'s `min(0)` too).
     const byVariable = new Map<string, string>();
-    for (const i of parsed.error.issues) {
-      const name = i.path.join('.') || '(env)';
-      // A number field is never a secret: what was given is shown rather than zod's NaN.
-      const given = i.code === 'invalid_type' && i.expected === 'number' ? present[String(i.path[0])] : undefined;
-      byVariable.set(name, given === undefined ? i.message : `se esperaba un número, se dio ${JSON.stringify(given.slice(0, 40))}`);
-    }
+    for (const i of parsed.error.issues) byVariable.set(i.path.join('.') || '(env)', messageOf(i, present));
     const lines = [...byVariable].map(([name, message]) => `  ${name}: ${message}`);
     throw new ConfigError(`Configuración inválida:\n${lines.join('\n')}`);
   }

@@ -56,8 +56,7 @@ export const ERROR_CODES = {
   DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',
   ALIAS_LIMIT_EXCEEDED: 'La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs).',
   DIRECTIVE_LIMIT_EXCEEDED: 'La operación supera MAX_DIRECTIVES.',
-  COST_LIMIT_EXCEEDED:
-    'La operación podría consumir más consultas del plan que MAX_OPERATION_COST: rechazada entera antes de llamar, o, si una lista resultó más larga de lo estimado, el campo cuya llamada pasaría el límite (esa llamada no se hizo).',
+  COST_LIMIT_EXCEEDED: 'Más consultas del plan que MAX_OPERATION_COST: la operación, antes de llamar; o el campo cuya llamada lo pasaría.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -95,11 +94,7 @@ export function errorBody(code: ErrorCode, message: string): string {
 }
 
 /** The headers and body of such a refusal, for node's `writeHead` or a Fetch `Response`. */
-export function errorAnswer(
-  code: ErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-): { headers: Record<string, string>; body: string } {
+export function errorAnswer(code: ErrorCode, message: string, headers: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
   const body = errorBody(code, message);
   return {
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers },
@@ -190,28 +185,23 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
 const BUDGET_UNAVAILABLE_MESSAGE =
   'El contador de presupuestos compartido no responde y el gateway no llama al servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.';
 
-/** A call the signed-in caller's budget could not pay for, or not count, located where the failing field was. */
-export function budgetError(error: BudgetExceededError | BudgetUnavailableError, located?: GraphQLError): GraphQLError {
-  if (error instanceof BudgetUnavailableError) {
-    return placed(error, located, BUDGET_UNAVAILABLE_MESSAGE, { code: 'BUDGET_UNAVAILABLE', retryable: true });
-  }
-  const { spent, limit, resetAt } = error.standing;
-  const message = `Su presupuesto no alcanza: esta llamada cuesta ${error.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
-  const code: ErrorCode = 'BUDGET_EXCEEDED';
-  return placed(error, located, message, { code, retryable: false, budget: error.standing });
-}
-
-/** A paid call the operation's MAX_OPERATION_COST could not cover (a list longer than estimated): that field alone. */
-export function operationCostError(error: OperationCostError, located?: GraphQLError): GraphQLError {
-  const message = `Esta llamada costaría ${error.cost} consultas del plan y la operación ya gastó ${error.spent} de ${error.limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;
-  return placed(error, located, message, { code: 'COST_LIMIT_EXCEEDED', retryable: false, cost: error.spent + error.cost, limit: error.limit });
-}
-
-/** A refusal of the gateway's own, made before a paid call (a budget, the operation's cost limit), as a GraphQL error; undefined for anything else. */
+/**
+ * A paid call the gateway itself did not send, located where the failing field was: the
+ * signed-in caller's budget could not pay for it or count it, or the operation's
+ * MAX_OPERATION_COST could not cover it (a list longer than estimated). Undefined for anything else.
+ */
 function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError | undefined {
-  if (isBudgetRefusal(cause)) return budgetError(cause, located);
-  if (cause instanceof OperationCostError) return operationCostError(cause, located);
-  return undefined;
+  if (cause instanceof BudgetUnavailableError)
+    return placed(cause, located, BUDGET_UNAVAILABLE_MESSAGE, { code: 'BUDGET_UNAVAILABLE', retryable: true });
+  if (cause instanceof BudgetExceededError) {
+    const { spent, limit, resetAt } = cause.standing;
+    const message = `Su presupuesto no alcanza: esta llamada cuesta ${cause.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
+    return placed(cause, located, message, { code: 'BUDGET_EXCEEDED', retryable: false, budget: cause.standing });
+  }
+  if (!(cause instanceof OperationCostError)) return undefined;
+  const { cost, spent, limit } = cause;
+  const message = `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;
+  return placed(cause, located, message, { code: 'COST_LIMIT_EXCEEDED', retryable: false, cost: spent + cost, limit });
 }
 
 /** `error` as a GraphQL error where `located` was; a chunk's error keeps its own message (which receipts) and its `receipts`. */
@@ -249,15 +239,10 @@ export function chunkError(error: unknown, receipts: { from: number; to: number 
   });
 }
 
-/** A paid call the caller's budget refused: over it, or not countable. */
-function isBudgetRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError {
-  return error instanceof BudgetExceededError || error instanceof BudgetUnavailableError;
-}
-
 /** A paid call the gateway itself did not send: the caller's budget, or the operation's cost limit, refused it. */
 export function isLocalRefusal(error: unknown): error is BudgetExceededError | BudgetUnavailableError | OperationCostError {
   const cause = rootCause(error);
-  return isBudgetRefusal(cause) || cause instanceof OperationCostError;
+  return cause instanceof BudgetExceededError || cause instanceof BudgetUnavailableError || cause instanceof OperationCostError;
 }
 
 /** The error under any GraphQL wrapping. */

@@ -44,6 +44,7 @@ describe('the layout of src/', () => {
     /** `file:function` -> why it is long. */
     const ACCEPTED: Record<string, string> = {
       'config.ts:(transform)': 'one line per setting, from the environment to the configuration: a table read top to bottom',
+      'upstream/client.ts:#send': 'one call on the hot path, its steps in the order they happen, with no closure or object more than a call needs',
     };
     const long: string[] = [];
     for (const file of files(SRC)) {
@@ -76,6 +77,30 @@ describe('the layout of src/', () => {
       }
     }
     expect(ups).toEqual([]);
+  });
+
+  it('has no import cycle: a file never reaches itself through what it imports (types aside, which are gone at run time)', () => {
+    const importsOf = new Map<string, string[]>();
+    for (const file of files(SRC)) {
+      const targets = [...readFileSync(file, 'utf8').matchAll(/^(?:import (?!type )[^;]*?from|import|export [^;]*?from) '(\.[^']+)'/gm)].map(([, spec]) =>
+        normalize(join(dirname(file), spec!)).replace(/\.js$/, '.ts'),
+      );
+      importsOf.set(file, targets);
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const target of importsOf.get(file) ?? []) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of importsOf.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
   });
 
   it('states the same floors in docs/architecture.md', () => {

@@ -13,7 +13,7 @@ export type ErrorCode =
   | 'BUDGET_EXCEEDED'
   /** Con AUTH_JWKS_URL y BUDGET_WHEN_STORE_DOWN=refuse: el contador compartido de presupuestos (Redis) no responde; no se llamó al servicio. Reintentable. */
   | 'BUDGET_UNAVAILABLE'
-  /** La operación podría consumir más consultas del plan que MAX_OPERATION_COST; no se hizo ninguna llamada. */
+  /** Más consultas del plan que MAX_OPERATION_COST: la operación, antes de llamar; o el campo cuya llamada lo pasaría. */
   | 'COST_LIMIT_EXCEEDED'
   /** Petición de navegador sin preflight CORS y sin la cabecera x-graphql-yoga-csrf (HTTP 403). */
   | 'CSRF_HEADER_REQUIRED'

@@ -1,6 +1,6 @@
 import type { UpstreamCallInfo } from '../upstream/client.js';
 import type { BudgetCounter } from './budgets.js';
-import { KEY_PREFIX } from './lookups.js';
+import { KEY_PREFIX } from './store.js';
 
 /** A subject's standing, as `extensions.cost.budget` and BUDGET_EXCEEDED's `extensions.budget` say it. */
 export interface Standing {

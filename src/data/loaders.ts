@@ -1,31 +1,13 @@
 import DataLoader from 'dataloader';
 import type { LookupCaller, CachedLookups, Received } from './lookups.js';
-import type {
-  DniRecord,
-  EstablecimientosRecord,
-  LicenciaRecord,
-  RepresentantesRecord,
-  RucRecord,
-  RucSunatRecord,
-  TipoDeCambioRecord,
-} from '../upstream/schemas.js';
+import type { LookupOp, RecordOf } from '../upstream/lookups.js';
+import type { RucRecord } from '../upstream/schemas.js';
 
 export interface RequestLoaders {
-  /** POST /ruc by RUC. */
-  ruc: DataLoader<string, Received<RucRecord>>;
-  /** POST /ruc-sunat by RUC; serves both `contribuyenteDetalle` and `Contribuyente.detalle`. */
-  rucSunat: DataLoader<string, Received<RucSunatRecord>>;
-  /** POST /licencia-conducir by licence number. */
-  licencia: DataLoader<string, Received<LicenciaRecord>>;
-  /** POST /dni by DNI; serves `persona`, a licence's holder and a RUC 10's person alike. */
-  dni: DataLoader<string, Received<DniRecord>>;
-  /** POST /ruc-representantes and /ruc-establecimientos-anexos by RUC. */
-  representantes: DataLoader<string, Received<RepresentantesRecord>>;
-  establecimientos: DataLoader<string, Received<EstablecimientosRecord>>;
-  /** POST /tipo-de-cambio by date (YYYY-MM-DD). */
-  tipoDeCambio: DataLoader<string, Received<TipoDeCambioRecord>>;
+  /** The loader of one lookup (a row of src/upstream/lookups.ts), by its checked key: `of('dni')` serves every way a person is reached. */
+  of<Op extends LookupOp>(op: Op): DataLoader<string, Received<RecordOf<Op>>>;
   /** A RUC's record from SUNAT's register kept by the gateway, standing in for `op`'s lookup (a person by the RUC their DNI gives). */
-  fromRegister(ruc: string, op: 'dni'): Received<RucRecord> | undefined;
+  fromRegister(ruc: string, op: LookupOp): Received<RucRecord> | undefined;
 }
 
 /**
@@ -35,25 +17,15 @@ export interface RequestLoaders {
  * Below the loaders, `CachedLookups` shares answers across requests (cache and calls in flight).
  *
  * The REST API has no batch lookup, so a batch becomes one call per key; `concurrency`
- * bounds how many of this request's calls are in flight at once, across all three loaders.
+ * bounds how many of this request's calls are in flight at once, across all the loaders.
  */
 export function createLoaders(lookups: CachedLookups, call: LookupCaller, concurrency: number): RequestLoaders {
   return new LazyLoaders(lookups, call, semaphore(concurrency));
 }
 
-/**
- * Each loader made on first use. A class, not an object literal with getters: V8 builds such
- * a literal's accessors and hidden class anew each time, and with the literal the request's
- * objects were promoted to the old generation (docs/performance.md).
- */
+/** Each loader made on first use. */
 class LazyLoaders implements RequestLoaders {
-  #ruc: RequestLoaders['ruc'] | undefined;
-  #rucSunat: RequestLoaders['rucSunat'] | undefined;
-  #licencia: RequestLoaders['licencia'] | undefined;
-  #dni: RequestLoaders['dni'] | undefined;
-  #representantes: RequestLoaders['representantes'] | undefined;
-  #establecimientos: RequestLoaders['establecimientos'] | undefined;
-  #tipoDeCambio: RequestLoaders['tipoDeCambio'] | undefined;
+  readonly #loaders: { [Op in LookupOp]?: DataLoader<string, Received<RecordOf<Op>>> } = {};
 
   constructor(
     private readonly lookups: CachedLookups,
@@ -61,41 +33,18 @@ class LazyLoaders implements RequestLoaders {
     private readonly run: ReturnType<typeof semaphore>,
   ) {}
 
-  get ruc(): RequestLoaders['ruc'] {
-    return (this.#ruc ??= this.#loaderOf((key) => this.lookups.ruc(key, this.call)));
+  of<Op extends LookupOp>(op: Op): DataLoader<string, Received<RecordOf<Op>>> {
+    const made = this.#loaders[op] as DataLoader<string, Received<RecordOf<Op>>> | undefined;
+    if (made) return made;
+    const { lookups, call, run } = this;
+    const fetchOne = (key: string) => lookups.lookup(op, key, call);
+    const loader = new DataLoader<string, Received<RecordOf<Op>>>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
+    (this.#loaders as Record<string, unknown>)[op] = loader;
+    return loader;
   }
 
-  get rucSunat(): RequestLoaders['rucSunat'] {
-    return (this.#rucSunat ??= this.#loaderOf((key) => this.lookups.rucSunat(key, this.call)));
-  }
-
-  get licencia(): RequestLoaders['licencia'] {
-    return (this.#licencia ??= this.#loaderOf((key) => this.lookups.licencia(key, this.call)));
-  }
-
-  get dni(): RequestLoaders['dni'] {
-    return (this.#dni ??= this.#loaderOf((key) => this.lookups.dni(key, this.call)));
-  }
-
-  get representantes(): RequestLoaders['representantes'] {
-    return (this.#representantes ??= this.#loaderOf((key) => this.lookups.representantes(key, this.call)));
-  }
-
-  get establecimientos(): RequestLoaders['establecimientos'] {
-    return (this.#establecimientos ??= this.#loaderOf((key) => this.lookups.establecimientos(key, this.call)));
-  }
-
-  get tipoDeCambio(): RequestLoaders['tipoDeCambio'] {
-    return (this.#tipoDeCambio ??= this.#loaderOf((key) => this.lookups.tipoDeCambio(key, this.call)));
-  }
-
-  fromRegister(ruc: string, op: 'dni'): Received<RucRecord> | undefined {
+  fromRegister(ruc: string, op: LookupOp): Received<RucRecord> | undefined {
     return this.lookups.fromRegister(ruc, op, this.call);
-  }
-
-  #loaderOf<V>(fetchOne: (key: string) => Promise<V>): DataLoader<string, V> {
-    const run = this.run;
-    return new DataLoader<string, V>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
   }
 }
 

@@ -2,20 +2,18 @@ import type { Budget } from './budget.js';
 import type { SharedLookupStore } from './store.js';
 import type { UpstreamCaller } from '../upstream/client.js';
 import type { RucRecord } from '../upstream/schemas.js';
+import type { LookupOp, Ttls } from '../upstream/lookups.js';
 
 /** What the lookups are given and hand out: their options, a caller's context, and a record as received. */
 
-export type LookupOp = 'ruc' | 'rucSunat' | 'licencia' | 'dni' | 'representantes' | 'establecimientos' | 'tipoDeCambio';
 
 export interface LookupsOptions {
   /** Where lookups meet (kept answers, calls in flight); undefined: every lookup calls. */
   store: SharedLookupStore | undefined;
   /** Keep answers (CACHE=on); false still lets lookups share a call in flight (COALESCE). */
   keep: boolean;
-  /** Time to live of a found record, per operation (an exchange rate's: of today's, or a date to come). */
-  ttlMs: Record<LookupOp, number>;
-  /** Time to live of a past date's exchange rate, which never changes. */
-  pastRateTtlMs: number;
+  /** The times to live a lookup's row picks its record's from. */
+  ttlMs: Ttls;
   /** Time to live of a DOCUMENT_NOT_FOUND answer. */
   notFoundTtlMs: number;
   /** How long past its time to live a found record is kept, for when the upstream is down (0: not at all). */

@@ -1,8 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { Lease, SharedLookupStore } from './store.js';
+import { KEY_PREFIX, type Lease, type SharedLookupStore } from './store.js';
 import { paidFor } from './budget.js';
-import { PLAN_COST } from '../upstream/billing.js';
-import { REST } from '../upstream/paths.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
@@ -14,25 +12,14 @@ import {
   type UpstreamErrorData,
 } from '../upstream/errors.js';
 import type { Refusals } from '../upstream/refusals.js';
-import type {
-  DniRecord,
-  EstablecimientosRecord,
-  LicenciaRecord,
-  RepresentantesRecord,
-  RucRecord,
-  RucSunatRecord,
-  TipoDeCambioRecord,
-} from '../upstream/schemas.js';
-import { isPastInLima } from '../upstream/dates.js';
-import type { CacheResult, LookupCaller, LookupOp, LookupsOptions, Received } from './lookup-types.js';
+import type { RucRecord } from '../upstream/schemas.js';
+import { LOOKUPS, type LookupOp, type RecordOf } from '../upstream/lookups.js';
+import type { CacheResult, LookupCaller, LookupsOptions, Received } from './lookup-types.js';
 
-export type { CacheResult, LookupCaller, LookupOp, LookupsOptions, Received } from './lookup-types.js';
+export type { CacheResult, LookupCaller, LookupsOptions, Received } from './lookup-types.js';
+export type { LookupOp } from '../upstream/lookups.js';
 
-/**
- * Keys of this entry format; a new format takes a new prefix, so no version reads another's. The
- * rest of a key is one Redis Cluster hash tag, so that its lock is in the same slot.
- */
-export const KEY_PREFIX = 'gw4:';
+export { KEY_PREFIX } from './store.js';
 
 /**
  * How long a token the upstream rejected (401) is remembered, by its key in the store, so that
@@ -76,9 +63,20 @@ export class CachedLookups {
     return (this.#secret ? createHmac('sha256', this.#secret) : createHash('sha256')).update(token).digest('base64url');
   }
 
-  ruc(ruc: string, ctx: LookupCaller): Promise<Received<RucRecord>> {
-    const local = this.fromRegister(ruc, 'ruc', ctx);
-    return local ? Promise.resolve(local) : this.#lookup('ruc', ruc, ctx, (c) => this.#client.ruc(ruc, c));
+  /** One lookup (a row of src/upstream/lookups.ts) of one checked key: the register's when it holds it, else through the cache. */
+  lookup<Op extends LookupOp>(op: Op, key: string, ctx: LookupCaller): Promise<Received<RecordOf<Op>>> {
+    const row = LOOKUPS[op];
+    if (row.register) {
+      const local = this.fromRegister(key, op, ctx);
+      // A row the register answers is looked up by RUC, and its record is the register's.
+      if (local) return Promise.resolve(local as unknown as Received<RecordOf<Op>>);
+    }
+    const call = (c: LookupCaller) => this.#client.lookup(op, key, c) as Promise<Received<RecordOf<Op>>>;
+    const budget = ctx.budget;
+    const fetch = budget ? () => paidFor(budget, row.price, ctx, call) : () => call(ctx);
+    // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
+    if (!this.#store && !ctx.onLookupStart) return fetch();
+    return this.#observed(op, key, ctx, fetch, row.ttl(key, this.#options.ttlMs));
   }
 
   /**
@@ -92,46 +90,6 @@ export class CachedLookups {
       this.#options.onResult?.(op, 'local');
     }
     return local;
-  }
-
-  rucSunat(ruc: string, ctx: LookupCaller): Promise<Received<RucSunatRecord>> {
-    return this.#lookup('rucSunat', ruc, ctx, (c) => this.#client.rucSunat(ruc, c));
-  }
-
-  licencia(numLicencia: string, ctx: LookupCaller): Promise<Received<LicenciaRecord>> {
-    return this.#lookup('licencia', numLicencia, ctx, (c) => this.#client.licencia(numLicencia, c));
-  }
-
-  dni(dni: string, ctx: LookupCaller): Promise<Received<DniRecord>> {
-    return this.#lookup('dni', dni, ctx, (c) => this.#client.dni(dni, c));
-  }
-
-  representantes(ruc: string, ctx: LookupCaller): Promise<Received<RepresentantesRecord>> {
-    return this.#lookup('representantes', ruc, ctx, (c) => this.#client.representantes(ruc, c));
-  }
-
-  establecimientos(ruc: string, ctx: LookupCaller): Promise<Received<EstablecimientosRecord>> {
-    return this.#lookup('establecimientos', ruc, ctx, (c) => this.#client.establecimientos(ruc, c));
-  }
-
-  tipoDeCambio(fecha: string, ctx: LookupCaller): Promise<Received<TipoDeCambioRecord>> {
-    const ttlMs = isPastInLima(fecha) ? this.#options.pastRateTtlMs : this.#options.ttlMs.tipoDeCambio;
-    return this.#lookup('tipoDeCambio', fecha, ctx, (c) => this.#client.tipoDeCambio(fecha, c), ttlMs);
-  }
-
-  /** `call`, paid from the caller's budget at the price list's cost of `op` when it has one, through the cache. */
-  #lookup<T extends Received>(
-    op: LookupOp,
-    key: string,
-    ctx: LookupCaller,
-    call: (ctx: LookupCaller) => Promise<T>,
-    ttlMs = this.#options.ttlMs[op],
-  ): Promise<T> {
-    const budget = ctx.budget;
-    const fetch = budget ? () => paidFor(budget, PLAN_COST[REST[op]], ctx, call) : () => call(ctx);
-    // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
-    if (!this.#store && !ctx.onLookupStart) return fetch();
-    return this.#observed(op, key, ctx, fetch, ttlMs);
   }
 
   async #observed<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>, ttlMs: number): Promise<T> {

@@ -2,6 +2,13 @@ import { DEFAULTS } from '../config.js';
 import { LRUCache } from 'lru-cache';
 
 /**
+ * Keys of this entry format (lookups, rejected tokens, budgets); a new format takes a new prefix,
+ * so no version reads another's. The rest of a key is one Redis Cluster hash tag, so that its
+ * lock is in the same slot.
+ */
+export const KEY_PREFIX = 'gw4:';
+
+/**
  * What a lookup is told when it asks for a key:
  * - `hit`: here is the answer (kept from before, or handed over by the call it waited for);
  * - `wait`: another caller's call for the same key is in flight; `next` settles with its

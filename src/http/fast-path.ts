@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CORSOptions } from '@whatwg-node/server';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
-import type { Context } from '../schema/context.js';
+import type { Context, ServerContext } from '../schema/context.js';
 import { INTERNAL_MESSAGE, resultWithContract } from '../errors.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
 import {
   answerOf,
-  createOperationRunner,
+  errorHandler,
   fetchRequestOf,
   hooksTheFastPathSkips,
   isJsonContentType,
@@ -15,7 +15,7 @@ import {
   isParams,
   type DeclaredPlugin,
   type Params,
-  type ServerContext,
+  type Result,
 } from '../pipeline/yoga-mirror.js';
 import { refuse } from './refuse.js';
 
@@ -24,7 +24,7 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse, body: unknown
 
 export interface FastPathOptions {
   graphqlPath: string;
-  /** Every plugin the app added to Yoga's own (`usePluginList().between()`), those they added included. */
+  /** Every plugin the app added to Yoga's own (`usePluginList().between()`), those they added included: checked for hooks this path skips. */
   plugins: readonly DeclaredPlugin[];
   report: OperationReport;
   cors: CORSOptions;
@@ -85,29 +85,39 @@ function refuseSkippedHooks(plugins: readonly DeclaredPlugin[]): void {
  * `HTTP_FAST_PATH=off` sends everything to Yoga; the end-to-end suite runs both ways and
  * test/e2e/fast-path.test.ts compares the two answers.
  */
-export function createFastPath(yoga: YogaServerInstance<Record<string, never>, Context>, options: FastPathOptions): FastPath {
+export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>, options: FastPathOptions): FastPath {
   const { report, cors, graphqlPath } = options;
   refuseSkippedHooks(options.plugins);
   const fetchAPI = yoga.fetchAPI;
-  const resultFor = createOperationRunner(yoga, options);
+  // Read once: each read through Yoga's adapter proxy makes a new bound function.
+  const getResultForParams = yoga.getResultForParams;
+  const handleError = errorHandler(options);
 
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
     const request = fetchRequestOf(req, fetchAPI);
     // The report's onRequest hook, as Yoga runs it.
     report.begin(request, true);
-    const context: ServerContext & { req: IncomingMessage; res: ServerResponse; [ONE_RESULT_ONLY]: true } = {
+    const context = {
       req,
       res,
       // This path writes one JSON result: an incremental operation here is refused, never run.
-      [ONE_RESULT_ONLY]: true,
+      [ONE_RESULT_ONLY]: true as const,
       request,
       params,
       waitUntil: (work: Promise<unknown> | void) => void work?.catch(options.logError),
     };
+    // Yoga's own: the onParams hooks (its parameter checks among them), the operation through envelop, the onExecutionResult hooks.
+    let result: Result | undefined;
+    try {
+      result = await getResultForParams({ params, request }, context);
+    } catch (error) {
+      // A hook refused the request (sign-in, persisted documents): as Yoga's handle catches it.
+      result = { errors: handleError(error) };
+    }
     // The error contract's and the report's onResultProcess hooks, as Yoga runs them.
-    const result = resultWithContract(await resultFor(request, context, params));
-    report.result(request, result);
-    const { status, headers, body } = await answerOf(result, { fetchAPI, mediaType, request, cors });
+    const answered = resultWithContract(result ?? { errors: handleError(new Error('no result')) });
+    report.result(request, answered);
+    const { status, headers, body } = await answerOf(answered, { fetchAPI, mediaType, request, cors });
     // As useNoNullOrigin (src/http/cors.ts): no header at all is the refusal.
     if (headers['Access-Control-Allow-Origin'] === 'null') delete headers['Access-Control-Allow-Origin'];
     // The report's onResponse hook.

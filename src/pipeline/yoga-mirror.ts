@@ -1,24 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import { getCORSHeadersByRequestAndOptions, type CORSOptions } from '@whatwg-node/server';
-import { GraphQLError, getOperationAST } from 'graphql';
-import {
-  createGraphQLError,
-  isAsyncIterable,
-  processRegularResult,
-  type GraphQLParams,
-  type Plugin,
-  type YogaServerInstance,
-} from 'graphql-yoga';
-import type { Context } from '../schema/context.js';
+import { GraphQLError } from 'graphql';
+import { createGraphQLError, isAsyncIterable, processRegularResult, type GraphQLParams, type Plugin } from 'graphql-yoga';
 
 /**
- * Everything copied from graphql-yoga because it does not export it, in one place: what the
- * node:http fast path (src/http/fast-path.ts) must do exactly as Yoga does for a JSON POST, and
- * the choice of an answer's media type, which the executor reads too. Each part names the Yoga
- * code it follows. A test (test/pipeline/yoga-mirror.test.ts) fails when the installed Yoga is
- * not the version below: upgrading Yoga means reading this file against the new one.
+ * What the node:http fast path (src/http/fast-path.ts) must do as Yoga does for a JSON POST and
+ * Yoga does not export, in one place, each part naming the Yoga code it follows; what Yoga does
+ * export (`getResultForParams`: the onParams hooks, its parameter checks, the operation through
+ * envelop, the onExecutionResult hooks; `processRegularResult`) the fast path calls. The choice of
+ * an answer's media type is here too, which the executor and the server read. CI runs the tests
+ * against the newest graphql-yoga 5.x (scripts/yoga-latest.sh), so an upgrade is a lockfile change.
  */
-export const MIRRORED_YOGA_VERSION = '5.24.1';
 
 // ---- The hooks: which Yoga hooks exist around an operation, and which the fast path runs as Yoga does.
 /** Yoga's hooks around an operation, beyond envelop's (which the fast path runs as Yoga does, through `getEnveloped`). */
@@ -117,21 +109,13 @@ export function jsonMediaTypeOf(accept: string | undefined): string | undefined 
   return chosen === 'application/json' || chosen === 'application/graphql-response+json' ? chosen : undefined;
 }
 
-// ---- The request: Yoga's checks of a JSON POST and its node adapter's Request.
-/** The GraphQL parameters of a JSON body the fast path takes: Yoga's, with the document there. */
+// ---- The request: which bodies the fast path takes, and Yoga's node adapter's Request.
+/** The GraphQL parameters of a JSON body the fast path takes; Yoga's own onParams hook checks the rest of them. */
 export type Params = GraphQLParams & { query: string };
 
-const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isOptionalObject = (v: unknown) => v == null || isPlainObject(v);
-
-/** Whether a body's GraphQL parameters pass Yoga's `checkGraphQLQueryParams` without a word (a null operationName too, as in Yoga). */
+/** A body the fast path takes: an object (not a batch) with the document in it; Yoga checks the rest as for any request. */
 export function isParams(body: unknown): body is Params {
-  if (!isPlainObject(body) || typeof body['query'] !== 'string') return false;
-  for (const key in body) if (body[key] != null && !PARAM_NAMES.has(key)) return false;
-  const { variables, operationName, extensions } = body;
-  if (!isOptionalObject(variables) || !isOptionalObject(extensions)) return false;
-  return operationName == null || typeof operationName === 'string';
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && typeof (body as Params).query === 'string';
 }
 
 /** Yoga's test for a JSON body (`isContentTypeMatch`), byte for byte. */
@@ -145,9 +129,9 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 
 /**
  * The request as a Fetch `Request` made with Yoga's own `fetchAPI` (the class Yoga hands its
- * plugins): method, URL and headers; the body is already read. The headers are node's own
- * object, as Yoga's node adapter passes them: a header is then read by its name, where a list of
- * pairs would be searched and lower-cased on every `get`.
+ * plugins): method, URL and headers, as whatwg-node's `normalizeNodeRequest` makes it, without
+ * the body (already read) and the abort controller it hangs on the response (the client-gone
+ * signal is the gateway's own: src/schema/client-gone.ts).
  */
 export function fetchRequestOf(req: IncomingMessage, fetchAPI: { Request: typeof Request }): Request {
   const headers: Record<string, string> = {};
@@ -158,68 +142,19 @@ export function fetchRequestOf(req: IncomingMessage, fetchAPI: { Request: typeof
   return new fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers });
 }
 
-// ---- The operation: Yoga's `handleError`, its params handler and `getResultForParams`.
-type ParamsHandler = Parameters<NonNullable<Plugin['onParams']>>[0]['paramsHandler'];
+// ---- An error thrown before the operation ran (by an onParams hook): Yoga's `handleError` (error.js), not exported.
 /** A result as Yoga's hooks hand it on: one (with its serializer, if any) or a stream. */
 export type Result = Parameters<Parameters<NonNullable<Plugin['onExecutionResult']>>[0]['setResult']>[0];
-/** What Yoga hands its hooks as the server context: node's req and res, the request, its parameters, `waitUntil`. */
-export type ServerContext = Parameters<ParamsHandler>[0]['context'];
 
-export interface OperationOptions {
-  /** The app's plugins, whose onParams and onExecutionResult hooks run here as in Yoga. */
-  plugins: readonly Plugin[];
+export interface ErrorOptions {
   maskError: (error: unknown, message: string, isDev?: boolean) => Error;
   isDev: boolean;
   /** Yoga's `logging.error`, given the original of every error that was masked. */
   logError: (error: unknown) => void;
 }
 
-/** What Yoga does from a request's parameters to its result, through the same envelop pipeline. */
-export function createOperationRunner(
-  yoga: YogaServerInstance<Record<string, never>, Context>,
-  options: OperationOptions,
-): (request: Request, context: ServerContext, params: GraphQLParams) => Promise<Result> {
-  // Read once: each read through Yoga's adapter proxy makes a new bound function.
-  const getEnveloped = yoga.getEnveloped;
-  const fetchAPI = yoga.fetchAPI;
-  const onParams = options.plugins.flatMap((p) => (p.onParams ? [p.onParams] : []));
-  const onExecutionResult = options.plugins.flatMap((p) => (p.onExecutionResult ? [p.onExecutionResult] : []));
-
-  const handleError = errorHandler(options);
-  const run = paramsHandler(getEnveloped, handleError);
-
-  /** Yoga's `getResultForParams`: the onParams hooks, the operation (unless a hook answered), the onExecutionResult hooks. */
-  return async (request, context, params) => {
-    if (onParams.length === 0 && onExecutionResult.length === 0) return run(context, params);
-    try {
-      let result: Result | undefined;
-      let handler: ParamsHandler = (payload) => run(context, payload.params);
-      for (const hook of onParams) {
-        const pending = hook({
-          params,
-          request,
-          setParams: (next) => void (params = next),
-          paramsHandler: handler,
-          setParamsHandler: (next) => void (handler = next),
-          setResult: (next) => void (result = next),
-          fetchAPI,
-          context,
-        });
-        if (pending) await pending;
-      }
-      result ??= await handler({ request, params, context });
-      for (const hook of onExecutionResult) {
-        await hook({ result, setResult: (next) => void (result = next), request, context });
-      }
-      return result;
-    } catch (error) {
-      return { errors: handleError(error) };
-    }
-  };
-}
-
-/** Yoga's `handleError`: the same masking, and the original logged when it was masked. */
-function errorHandler(options: OperationOptions): (error: unknown) => GraphQLError[] {
+/** Yoga's `handleError` with masking on: an aggregate's errors each, an abort none, anything else masked (and logged when masking changed it). */
+export function errorHandler(options: ErrorOptions): (error: unknown) => GraphQLError[] {
   const handleError = (error: unknown): GraphQLError[] => {
     if (typeof error === 'object' && error !== null && 'errors' in error && Array.isArray(error.errors))
       return error.errors.flatMap(handleError);
@@ -229,35 +164,6 @@ function errorHandler(options: OperationOptions): (error: unknown) => GraphQLErr
     return [masked instanceof GraphQLError ? masked : createGraphQLError(masked.message, { originalError: masked })];
   };
   return handleError;
-}
-
-/** Yoga's params handler: parse, validate, context, execute, through envelop. */
-function paramsHandler(
-  getEnveloped: YogaServerInstance<Record<string, never>, Context>['getEnveloped'],
-  handleError: (error: unknown) => GraphQLError[],
-): (context: ServerContext, params: GraphQLParams) => Promise<Result> {
-  return async (context, params) => {
-    try {
-      // Yoga's own check of the parameters, for those a hook has set.
-      if (params.query === undefined) throw createGraphQLError('Must provide query string.');
-      const enveloped = getEnveloped(context);
-      const document = enveloped.parse(params.query);
-      const errors = enveloped.validate(enveloped.schema, document);
-      if (errors.length > 0) return { errors };
-      const contextValue = await enveloped.contextFactory();
-      const args = {
-        schema: enveloped.schema,
-        document,
-        contextValue,
-        variableValues: params.variables,
-        operationName: params.operationName,
-      };
-      const operation = getOperationAST(document, params.operationName);
-      return await (operation?.operation === 'subscription' ? enveloped.subscribe(args) : enveloped.execute(args));
-    } catch (error) {
-      return { errors: handleError(error) };
-    }
-  };
 }
 
 // ---- The answer: Yoga's `processRegularResult` and whatwg-node's CORS headers.

@@ -6,7 +6,7 @@ import { paidFor } from '../data/budget.js';
 import { chunkError, isLocalRefusal, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
-import { PLAN_COST, RECEIPTS_PER_CALL } from '../upstream/billing.js';
+import { RECEIPT_PRICE, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { DEFAULT_MAX_RECEIPTS } from '../config.js';
 import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
 import { billed } from './billed.js';
@@ -39,7 +39,7 @@ async function validate<T>(
     concurrency: ctx.limits.concurrency,
     call: async (part) => {
       // Paid from a signed-in caller's budget at the price list's cost, before it is sent.
-      const record = await paidFor(ctx.call.budget, PLAN_COST.receipt * part.length, ctx.call, (call) => send(part, call));
+      const record = await paidFor(ctx.call.budget, RECEIPT_PRICE * part.length, ctx.call, (call) => send(part, call));
       // Each call's answer is checked on its own, so that a bad one loses only its own receipts.
       const issue = answerIssue(record, part.length);
       if (issue) throw new UpstreamInvalidResponseError({ path, status: 200, reason: 'record', issues: [issue] });
@@ -199,7 +199,7 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
 
 /** Both batches: every receipt sent is billed, up to the configured most (more is refused whole, for free). */
 const RECEIPT_BATCH_BILLING = {
-  weight: PLAN_COST.receipt,
+  weight: RECEIPT_PRICE,
   argument: 'comprobantes',
   list: true,
   max: (limits: { maxReceipts: number }) => limits.maxReceipts,

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -11,6 +11,12 @@ import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
+
+/** What node:http hands Yoga with each request (its node adapter's server context). */
+export interface ServerContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+}
 
 export interface Context {
   /** The caller's bearer token, exactly as sent; undefined when the request has none. */
@@ -58,17 +64,8 @@ function countedIn(state: RequestState, register: boolean | undefined): Pick<Loo
   };
 }
 
-export function createContextFactory({
-  upstream,
-  lookups,
-  concurrency,
-  maxReceipts,
-  maxOperationCost,
-  logger,
-  tracing,
-  planToken,
-  register,
-}: ContextOptions) {
+export function createContextFactory(options: ContextOptions) {
+  const { upstream, lookups, concurrency, maxReceipts, maxOperationCost, logger, tracing, planToken, register } = options;
   const limits = { maxReceipts, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);

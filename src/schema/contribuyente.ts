@@ -1,6 +1,5 @@
-import { REST } from '../upstream/paths.js';
 import { gatewayError } from '../errors.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import { billed } from './billed.js';
 import { ubigeoOf, type RucRecord, type RucSunatRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
@@ -76,9 +75,9 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
         nullable: true,
         ...billed(
           'La ficha detallada del mismo RUC (REST: POST /ruc-sunat; una sola vez por RUC en la operación, compartida con `contribuyenteDetalle`).',
-          { weight: PLAN_COST[REST.rucSunat], key: checkRuc },
+          { weight: LOOKUPS.rucSunat.price, key: checkRuc },
         ),
-        resolve: (r, _args, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(r.ruc))), ctx, info),
+        resolve: (r, _args, ctx, info) => loadAnswered(ctx.loaders.of('rucSunat').load(valid(checkRuc(r.ruc))), ctx, info),
       }),
     };
   },
@@ -89,19 +88,19 @@ builder.queryFields((t) => ({
     type: Contribuyente,
     nullable: true,
     ...billed('Resumen del contribuyente (padrón reducido de SUNAT). REST: POST /ruc.', {
-      weight: PLAN_COST[REST.ruc],
+      weight: LOOKUPS.ruc.price,
       argument: 'ruc',
       key: checkRuc,
     }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos (10, 15, 16, 17 o 20 + dígito verificador).' }) },
-    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.ruc.load(valid(checkRuc(ruc))), ctx, info),
+    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.of('ruc').load(valid(checkRuc(ruc))), ctx, info),
   }),
   contribuyentes: t.field({
     type: [Contribuyente],
     nullable: { list: false, items: true },
     ...billed(
       `Varios contribuyentes en una llamada (hasta ${MAX_RUCS} RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto.`,
-      { weight: PLAN_COST[REST.ruc], argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
+      { weight: LOOKUPS.ruc.price, argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
     ),
     args: {
       rucs: t.arg.stringList({
@@ -115,7 +114,7 @@ builder.queryFields((t) => ({
       return rucs.map((ruc, i) => {
         const checked = checkRuc(ruc);
         if (!checked.ok) return Promise.reject(gatewayError('INVALID_INPUT', checked.message));
-        return loadAnswered(ctx.loaders.ruc.load(checked.value), ctx, info, i);
+        return loadAnswered(ctx.loaders.of('ruc').load(checked.value), ctx, info, i);
       });
     },
   }),
@@ -123,11 +122,11 @@ builder.queryFields((t) => ({
     type: ContribuyenteDetalle,
     nullable: true,
     ...billed('Ficha detallada (SUNAT, con respaldo de un proveedor de facturación). REST: POST /ruc-sunat.', {
-      weight: PLAN_COST[REST.rucSunat],
+      weight: LOOKUPS.rucSunat.price,
       argument: 'ruc',
       key: checkRuc,
     }),
     args: { ruc: t.arg.string({ required: true, description: 'RUC de 11 dígitos.' }) },
-    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.rucSunat.load(valid(checkRuc(ruc))), ctx, info),
+    resolve: (_root, { ruc }, ctx, info) => loadAnswered(ctx.loaders.of('rucSunat').load(valid(checkRuc(ruc))), ctx, info),
   }),
 }));

@@ -1,5 +1,4 @@
-import { REST } from '../upstream/paths.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import { ubigeoOf, type EstablecimientosRecord, type RepresentantesRecord } from '../upstream/schemas.js';
 import { billed } from './billed.js';
 import { builder } from './builder.js';
@@ -61,22 +60,22 @@ builder.objectFields(Contribuyente, (t) => ({
     type: [Representante],
     nullable: true,
     ...billed('Representantes legales (REST: POST /ruc-representantes); [] sin llamada para un RUC 10.', {
-      weight: PLAN_COST[REST.representantes],
+      weight: LOOKUPS.representantes.price,
       key: companyRuc,
       assumedSize: ASSUMED_REPRESENTATIVES,
     }),
     resolve: async (r, _args, ctx, info) => {
       const ruc = companyRuc(r.ruc);
-      return ruc.ok ? (await loadAnswered(ctx.loaders.representantes.load(ruc.value), ctx, info)).items : [];
+      return ruc.ok ? (await loadAnswered(ctx.loaders.of('representantes').load(ruc.value), ctx, info)).items : [];
     },
   }),
   establecimientos: t.field({
     type: [Establecimiento],
     nullable: true,
     ...billed('Establecimientos anexos (REST: POST /ruc-establecimientos-anexos).', {
-      weight: PLAN_COST[REST.establecimientos],
+      weight: LOOKUPS.establecimientos.price,
       key: checkRuc,
     }),
-    resolve: async (r, _args, ctx, info) => (await loadAnswered(ctx.loaders.establecimientos.load(r.ruc), ctx, info)).items,
+    resolve: async (r, _args, ctx, info) => (await loadAnswered(ctx.loaders.of('establecimientos').load(r.ruc), ctx, info)).items,
   }),
 }));

@@ -1,8 +1,7 @@
-import { REST } from '../upstream/paths.js';
 import type { GraphQLFieldConfig } from 'graphql';
 import type { Context } from './context.js';
 import { gatewayError } from '../errors.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import type { Billing, EntityBilling } from './billed.js';
 import { builder } from './builder.js';
 import { Contribuyente } from './contribuyente.js';
@@ -21,9 +20,9 @@ import { checkDni, checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_
  * limit, is said here once (`ENTITY_BILLING`), from the same checks and prices.
  */
 export const ENTITY_BILLING = {
-  Contribuyente: { field: 'ruc', weight: PLAN_COST[REST.ruc], key: checkRuc },
-  LicenciaConducir: { field: 'numLicencia', weight: PLAN_COST[REST.licencia], key: checkNumLicencia },
-  Persona: { field: 'dni', weight: PLAN_COST[REST.dni], key: checkDni },
+  Contribuyente: { field: 'ruc', weight: LOOKUPS.ruc.price, key: checkRuc },
+  LicenciaConducir: { field: 'numLicencia', weight: LOOKUPS.licencia.price, key: checkNumLicencia },
+  Persona: { field: 'dni', weight: LOOKUPS.dni.price, key: checkDni },
 } as const satisfies Record<string, EntityBilling>;
 
 /** The key a representation holds, checked: anything but a string fails the check. */
@@ -35,15 +34,15 @@ function keyOf(representation: Record<string, unknown>, entity: { field: string;
 // Async, so that a bad key rejects its own index of `_entities` instead of throwing for all of them.
 builder.asEntity(Contribuyente, {
   key: builder.selection<{ ruc: string }>(ENTITY_BILLING.Contribuyente.field),
-  resolveReference: async (reference, ctx: Context) => ctx.loaders.ruc.load(keyOf(reference, ENTITY_BILLING.Contribuyente)),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.of('ruc').load(keyOf(reference, ENTITY_BILLING.Contribuyente)),
 });
 builder.asEntity(Persona, {
   key: builder.selection<{ dni: string }>(ENTITY_BILLING.Persona.field),
-  resolveReference: async (reference, ctx: Context) => ctx.loaders.dni.load(keyOf(reference, ENTITY_BILLING.Persona)),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.of('dni').load(keyOf(reference, ENTITY_BILLING.Persona)),
 });
 builder.asEntity(LicenciaConducir, {
   key: builder.selection<{ numLicencia: string }>(ENTITY_BILLING.LicenciaConducir.field),
-  resolveReference: async (reference, ctx: Context) => ctx.loaders.licencia.load(keyOf(reference, ENTITY_BILLING.LicenciaConducir)),
+  resolveReference: async (reference, ctx: Context) => ctx.loaders.of('licencia').load(keyOf(reference, ENTITY_BILLING.LicenciaConducir)),
 });
 
 /**

@@ -1,5 +1,4 @@
-import { REST } from '../upstream/paths.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import type { LicenciaRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
 import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
@@ -26,12 +25,12 @@ builder.queryFields((t) => ({
     type: LicenciaConducir,
     nullable: true,
     ...billed('Titular de una licencia de conducir (no disponible en el plan gratuito). REST: POST /licencia-conducir.', {
-      weight: PLAN_COST[REST.licencia],
+      weight: LOOKUPS.licencia.price,
       argument: 'numLicencia',
       key: checkNumLicencia,
     }),
     args: { numLicencia: t.arg.string({ required: true, description: 'Número de licencia, p. ej. Q12345678.' }) },
     resolve: (_root, { numLicencia }, ctx, info) =>
-      loadAnswered(ctx.loaders.licencia.load(valid(checkNumLicencia(numLicencia))), ctx, info),
+      loadAnswered(ctx.loaders.of('licencia').load(valid(checkNumLicencia(numLicencia))), ctx, info),
   }),
 }));

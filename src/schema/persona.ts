@@ -1,5 +1,4 @@
-import { REST } from '../upstream/paths.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import type { DniRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
 import type { GraphQLResolveInfo } from 'graphql';
@@ -41,9 +40,9 @@ export const Persona = builder.objectRef<Received<DniRecord>>('Persona').impleme
       nullable: true,
       ...billed(
         'El RUC de la persona (10 + DNI + dígito verificador, calculado aquí) (REST: POST /ruc); null con DOCUMENT_NOT_FOUND cuando no tiene.',
-        { weight: PLAN_COST[REST.ruc], key: rucOfDni },
+        { weight: LOOKUPS.ruc.price, key: rucOfDni },
       ),
-      resolve: (p, _args, ctx, info) => loadAnswered(ctx.loaders.ruc.load(valid(checkRuc(valid(rucOfDni(p.numero))))), ctx, info),
+      resolve: (p, _args, ctx, info) => loadAnswered(ctx.loaders.of('ruc').load(valid(checkRuc(valid(rucOfDni(p.numero))))), ctx, info),
     }),
   }),
 });
@@ -52,7 +51,7 @@ builder.queryFields((t) => ({
   persona: t.field({
     type: Persona,
     nullable: true,
-    ...billed('Persona por DNI (8 dígitos). REST: POST /dni.', { weight: PLAN_COST[REST.dni], argument: 'dni', key: checkDni }),
+    ...billed('Persona por DNI (8 dígitos). REST: POST /dni.', { weight: LOOKUPS.dni.price, argument: 'dni', key: checkDni }),
     args: { dni: t.arg.string({ required: true, description: 'DNI de 8 dígitos.' }) },
     resolve: (_root, { dni }, ctx, info) => personaBy(valid(checkDni(dni)), ctx, info),
   }),
@@ -71,7 +70,7 @@ const REGISTER_FIELDS = new Set(['dni', 'nombreCompleto', 'fuente', 'consultadoE
 function personaBy(dni: string, ctx: Context, info: GraphQLResolveInfo): Received<DniRecord> | Promise<Received<DniRecord>> {
   const ruc = rucOfDni(dni);
   const local = ruc.ok && asksOnly(info, REGISTER_FIELDS) ? ctx.loaders.fromRegister(ruc.value, 'dni') : undefined;
-  if (!local) return loadAnswered(ctx.loaders.dni.load(dni), ctx, info);
+  if (!local) return loadAnswered(ctx.loaders.of('dni').load(dni), ctx, info);
   const { nombre_o_razon_social, receivedAt, fuente } = local;
   const persona = { numero: dni, nombre_completo: nombre_o_razon_social, receivedAt, fuente };
   return { ...persona, nombres: null, apellido_paterno: null, apellido_materno: null, codigo_verificacion: null };
@@ -79,7 +78,7 @@ function personaBy(dni: string, ctx: Context, info: GraphQLResolveInfo): Receive
 
 /** How a person named by a record's document is declared: priced one per record, as its DNI is known only once the record is. */
 export const PERSONA_NAMED = (who: string) =>
-  billed(`${who}, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.`, { weight: PLAN_COST[REST.dni] });
+  billed(`${who}, cuando su documento es un DNI (REST: POST /dni); null sin llamada en otro caso.`, { weight: LOOKUPS.dni.price });
 
 /** Where a record came from, as every record type says it: the REST service unless the record says SUNAT's register. */
 const fromService = {
@@ -94,7 +93,7 @@ builder.objectFields(Contribuyente, (t) => ({
     type: Persona,
     nullable: true,
     ...billed('La persona de un RUC 10 (su DNI son los dígitos 3 a 10) (REST: POST /dni); null sin llamada para cualquier otro RUC.', {
-      weight: PLAN_COST[REST.dni],
+      weight: LOOKUPS.dni.price,
       key: dniOfRuc,
     }),
     resolve: (r, _args, ctx, info) => {

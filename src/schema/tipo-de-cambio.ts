@@ -1,5 +1,4 @@
-import { REST } from '../upstream/paths.js';
-import { PLAN_COST } from '../upstream/billing.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import { todayInLima } from '../upstream/dates.js';
 import type { TipoDeCambioRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
@@ -31,12 +30,12 @@ builder.queryFields((t) => ({
     type: TipoDeCambio,
     nullable: true,
     ...billed('Tipo de cambio de SUNAT de una fecha (AAAA-MM-DD; hoy en Lima si se omite). REST: POST /tipo-de-cambio.', {
-      weight: PLAN_COST[REST.tipoDeCambio],
+      weight: LOOKUPS.tipoDeCambio.price,
       argument: 'fecha',
       key: checkFecha,
       absent: todayInLima,
     }),
     args: { fecha: t.arg.string({ required: false, description: 'Fecha AAAA-MM-DD; hoy en Lima si se omite.' }) },
-    resolve: (_root, { fecha }, ctx, info) => loadAnswered(ctx.loaders.tipoDeCambio.load(valid(checkFecha(fecha))), ctx, info),
+    resolve: (_root, { fecha }, ctx, info) => loadAnswered(ctx.loaders.of('tipoDeCambio').load(valid(checkFecha(fecha))), ctx, info),
   }),
 }));

@@ -1,25 +1,21 @@
-import { REST } from './paths.js';
 import { isSuccessStatus, UpstreamHttpError, UpstreamUnavailableError } from './errors.js';
+import { LOOKUP_OPS, LOOKUPS } from './lookups.js';
+import { REST } from './paths.js';
+
+/** What one receipt costs in a batch validation, per receipt sent (rest-api.md). */
+export const RECEIPT_PRICE = 1;
 
 /**
- * What each REST call costs in plan queries (the spec's price list): the one statement of it.
- * The upstream client counts what it spent from it, and the schema declares each field's `@cost`
- * from it, which the cost limit reads. The sandbox keeps the spec's prices apart
- * (src/sandbox/prices.ts), so that a test can catch this list being wrong.
+ * What each REST call costs in plan queries (the spec's price list), by path: the lookups'
+ * prices from their rows, the batch validations' per receipt. The metrics' help says it; the
+ * sandbox keeps the spec's prices apart (src/sandbox/prices.ts), so that a test can catch a
+ * row's price being wrong.
  */
-export const PLAN_COST = {
-  [REST.ruc]: 1,
-  [REST.rucSunat]: 1,
-  [REST.licencia]: 2,
-  /** Not published per operation: public clients count 1 query per call (upstream-notes, "More operations"). */
-  [REST.dni]: 1,
-  [REST.representantes]: 1,
-  /** One client notes that it "consumes one more query": one per call, as the others. */
-  [REST.establecimientos]: 1,
-  [REST.tipoDeCambio]: 1,
-  /** The batch validations cost this per receipt sent. */
-  receipt: 1,
-} as const;
+export const PLAN_COST: Readonly<Record<string, number>> = {
+  ...Object.fromEntries(LOOKUP_OPS.map((op) => [LOOKUPS[op].path, LOOKUPS[op].price])),
+  [REST.validacion]: RECEIPT_PRICE,
+  [REST.validacionTexto]: RECEIPT_PRICE,
+};
 
 /** Most receipts one batch validation call takes (the spec's "Enviar máximo 100 comprobantes por consulta"). */
 export const RECEIPTS_PER_CALL = 100;

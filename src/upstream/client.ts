@@ -1,37 +1,27 @@
 import { REST } from './paths.js';
 import { DEFAULTS } from '../config.js';
-import { PLAN_COST, queriesSpent } from './billing.js';
+import { RECEIPT_PRICE, queriesSpent } from './billing.js';
 import { isBrokenCircuitError, type CircuitBreakerPolicy } from 'cockatiel';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createBreaker, stateName, type BreakerState } from './breaker.js';
 import { FairShare } from './fair-share.js';
 import { Throttles } from './throttles.js';
-import { LOOKUP_CALLS, type RestCall, type Route } from './rest-call.js';
+import { lookupCall, type RestCall, type Route } from './rest-call.js';
+import type { LookupOp, RecordOf } from './lookups.js';
 import { MissingTokenError, UpstreamInvalidResponseError, UpstreamUnavailableError, isUpstreamError } from './errors.js';
 import { Origin, positive, type UpstreamCallInfo } from './origin.js';
 import { isRetryable, withRetries } from './retry.js';
-import {
-  readValidacionRecord,
-  type ComprobanteBody,
-  type CredencialesSol,
-  type DniRecord,
-  type TipoDeCambioRecord,
-  type EstablecimientosRecord,
-  type RepresentantesRecord,
-  type LicenciaRecord,
-  type RucRecord,
-  type RucSunatRecord,
-  type ValidacionRecord,
-} from './schemas.js';
+import { readValidacionRecord, type ComprobanteBody, type CredencialesSol, type ValidacionRecord } from './schemas.js';
 
 import type { UpstreamCaller, UpstreamClientOptions } from './options.js';
+import type { OperationSpend } from './spend.js';
 
 export type { UpstreamCallInfo } from './origin.js';
 export type { UpstreamCaller, UpstreamClientOptions } from './options.js';
 export type { BreakerState } from './breaker.js';
 
 /**
- * The REST client: the spec's five operations and /dni, over one primary origin and an optional fallback.
+ * The REST client: the lookups of ./lookups.ts and the batch validations, over one primary origin and an optional fallback.
  * Lookups are retried (retryable failures only, exponential backoff with full jitter, one
  * deadline) and go to the fallback when the primary is unavailable; batch validations are
  * never retried nor sent elsewhere (each try would bill every receipt again). Each origin
@@ -79,39 +69,9 @@ export class UpstreamClient {
     return this.#share.load;
   }
 
-  /** POST /ruc: summary record. */
-  ruc(ruc: string, ctx: UpstreamCaller): Promise<RucRecord> {
-    return this.#lookup(LOOKUP_CALLS.ruc(ruc), ctx);
-  }
-
-  /** POST /ruc-sunat: detailed record. */
-  rucSunat(ruc: string, ctx: UpstreamCaller): Promise<RucSunatRecord> {
-    return this.#lookup(LOOKUP_CALLS.rucSunat(ruc), ctx);
-  }
-
-  /** POST /licencia-conducir: licence holder. */
-  licencia(numLicencia: string, ctx: UpstreamCaller): Promise<LicenciaRecord> {
-    return this.#lookup(LOOKUP_CALLS.licencia(numLicencia), ctx);
-  }
-
-  /** POST /dni: a person by DNI. */
-  dni(dni: string, ctx: UpstreamCaller): Promise<DniRecord> {
-    return this.#lookup(LOOKUP_CALLS.dni(dni), ctx);
-  }
-
-  /** POST /ruc-representantes: a company's legal representatives. */
-  representantes(ruc: string, ctx: UpstreamCaller): Promise<RepresentantesRecord> {
-    return this.#lookup(LOOKUP_CALLS.representantes(ruc), ctx);
-  }
-
-  /** POST /tipo-de-cambio: SUNAT's exchange rate of a date. */
-  tipoDeCambio(fecha: string, ctx: UpstreamCaller): Promise<TipoDeCambioRecord> {
-    return this.#lookup(LOOKUP_CALLS.tipoDeCambio(fecha), ctx);
-  }
-
-  /** POST /ruc-establecimientos-anexos: a company's branches. */
-  establecimientos(ruc: string, ctx: UpstreamCaller): Promise<EstablecimientosRecord> {
-    return this.#lookup(LOOKUP_CALLS.establecimientos(ruc), ctx);
+  /** One lookup (a row of ./lookups.ts) of one key, checked already. */
+  lookup<Op extends LookupOp>(op: Op, key: string, ctx: UpstreamCaller): Promise<RecordOf<Op>> {
+    return this.#lookup(lookupCall(op, key), ctx);
   }
 
   /** POST /validacion-multiple-cpe: billed per receipt. */
@@ -121,7 +81,7 @@ export class UpstreamClient {
         path: REST.validacion,
         body: { comprobantes },
         read: readValidacionRecord,
-        cost: PLAN_COST.receipt * comprobantes.length,
+        cost: RECEIPT_PRICE * comprobantes.length,
       },
       ctx,
     );
@@ -139,7 +99,7 @@ export class UpstreamClient {
     // Whatever the upstream quotes of them back is scrubbed before anyone reads it.
     const secrets = credenciales && [credenciales.rucEmpresa, credenciales.usuario, credenciales.clave];
     return this.#batch(
-      { path: REST.validacionTexto, body, read: readValidacionRecord, cost: PLAN_COST.receipt * lineas.length, secrets },
+      { path: REST.validacionTexto, body, read: readValidacionRecord, cost: RECEIPT_PRICE * lineas.length, secrets },
       ctx,
     );
   }
@@ -247,14 +207,8 @@ export class UpstreamClient {
     timeoutMs: number,
   ): Promise<T> {
     const spend = ctx.spend;
-    if (spend) {
-      try {
-        spend.take(req.cost);
-      } catch (error) {
-        this.#share.leave(caller);
-        return Promise.reject(error);
-      }
-    }
+    // Past the operation's MAX_OPERATION_COST: not sent, its place given back.
+    if (spend && !spend.mayTake(req.cost)) return Promise.reject(this.#notSent(req, caller, undefined, spend.refusal(req.cost)));
     const started = performance.now();
     let finish: ((info: UpstreamCallInfo) => void) | undefined;
     const report = (status: number | undefined, error?: unknown) => {
@@ -293,18 +247,21 @@ export class UpstreamClient {
           return record;
         },
         (error: unknown) => {
-          if (isBrokenCircuitError(error)) {
-            // Open (cooling down): refused without a call. A call made while the half-open probe is
-            // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
-            this.#share.leave(caller);
-            spend?.giveBack(req.cost);
-            throw new UpstreamUnavailableError({ path: req.path, reason: 'breaker_open' });
-          }
+          // Open (cooling down): refused without a call. A call made while the half-open probe is
+          // out waits for it (cockatiel), then runs if it closed the breaker, or lands here.
+          if (isBrokenCircuitError(error)) throw this.#notSent(req, caller, spend, 'breaker_open');
           report(isUpstreamError(error) ? error.status : undefined, error);
           ctx.refusals?.note(error);
           this.#throttles.note(ctx.throttledAs ?? caller, error);
           throw error;
         },
       );
+  }
+
+  /** A call given up before it was sent: its place given back, and what the operation took for it. */
+  #notSent(req: { path: string; cost: number }, caller: string, spend: OperationSpend | undefined, why: 'breaker_open' | Error): Error {
+    this.#share.leave(caller);
+    spend?.giveBack(req.cost);
+    return why === 'breaker_open' ? new UpstreamUnavailableError({ path: req.path, reason: why }) : why;
   }
 }

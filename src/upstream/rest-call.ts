@@ -1,25 +1,7 @@
 import type { CircuitBreakerPolicy } from 'cockatiel';
 import type { Origin } from './origin.js';
 import type { Reader } from './reader.js';
-import { PLAN_COST } from './billing.js';
-import { REST } from './paths.js';
-import {
-  readDniRecord,
-  readEstablecimientos,
-  readRepresentantes,
-  type EstablecimientosRecord,
-  type RepresentantesRecord,
-  readLicenciaRecord,
-  readRucRecord,
-  readRucSunatRecord,
-  readTipoDeCambio,
-  MONEDA,
-  type TipoDeCambioRecord,
-  type DniRecord,
-  type LicenciaRecord,
-  type RucRecord,
-  type RucSunatRecord,
-} from './schemas.js';
+import { LOOKUPS, type Lookup, type LookupOp, type RecordOf } from './lookups.js';
 
 /** Where a call goes: an origin and its breaker. */
 export interface Route {
@@ -40,58 +22,16 @@ export interface RestCall<T> {
   isOther?: (record: T) => boolean;
 }
 
-/**
- * Each lookup's call for one key: its path, body, reader and price, and how to tell another
- * document's record (the service may spell a licence number in another case; any other
- * difference is another licence).
- */
-export const LOOKUP_CALLS = {
-  ruc: (ruc: string): RestCall<RucRecord> => ({
-    path: REST.ruc,
-    body: { ruc },
-    read: readRucRecord,
-    cost: PLAN_COST[REST.ruc],
-    isOther: (r) => r.ruc.trim() !== ruc,
-  }),
-  rucSunat: (ruc: string): RestCall<RucSunatRecord> => ({
-    path: REST.rucSunat,
-    body: { ruc },
-    read: readRucSunatRecord,
-    cost: PLAN_COST[REST.rucSunat],
-    isOther: (r) => r.ruc.trim() !== ruc,
-  }),
-  licencia: (numLicencia: string): RestCall<LicenciaRecord> => ({
-    path: REST.licencia,
-    body: { num_licencia: numLicencia },
-    read: readLicenciaRecord,
-    cost: PLAN_COST[REST.licencia],
-    isOther: (r) => r.num_licencia.trim().toUpperCase() !== numLicencia.toUpperCase(),
-  }),
-  dni: (dni: string): RestCall<DniRecord> => ({
-    path: REST.dni,
-    body: { dni },
-    read: readDniRecord,
-    cost: PLAN_COST[REST.dni],
-    isOther: (r) => r.numero.trim() !== dni,
-  }),
-  representantes: (ruc: string): RestCall<RepresentantesRecord> => ({
-    path: REST.representantes,
-    body: { ruc },
-    read: readRepresentantes,
-    cost: PLAN_COST[REST.representantes],
-  }),
-  establecimientos: (ruc: string): RestCall<EstablecimientosRecord> => ({
-    path: REST.establecimientos,
-    body: { ruc },
-    read: readEstablecimientos,
-    cost: PLAN_COST[REST.establecimientos],
-  }),
-  // A rate published after the date asked is another date's.
-  tipoDeCambio: (fecha: string): RestCall<TipoDeCambioRecord> => ({
-    path: REST.tipoDeCambio,
-    body: { fecha, moneda: MONEDA },
-    read: readTipoDeCambio(fecha),
-    cost: PLAN_COST[REST.tipoDeCambio],
-    isOther: (r) => r.fecha_sunat !== null && /^\d{4}-\d{2}-\d{2}$/.test(r.fecha_sunat) && r.fecha_sunat > fecha,
-  }),
-};
+/** A lookup's call for one key, from its row. */
+export function lookupCall<Op extends LookupOp>(op: Op, key: string): RestCall<RecordOf<Op>> {
+  // Indexed by a type parameter, the table's union is not narrowed: each row is its own Lookup<RecordOf<op>>.
+  const row = LOOKUPS[op] as unknown as Lookup<RecordOf<Op>>;
+  const isOther = row.isOther;
+  return {
+    path: row.path,
+    body: row.body(key),
+    read: row.read(key),
+    cost: row.price,
+    ...(isOther ? { isOther: (record: RecordOf<Op>) => isOther(record, key) } : {}),
+  };
+}

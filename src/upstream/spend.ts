@@ -20,10 +20,16 @@ export class OperationSpend {
 
   constructor(readonly limit: number) {}
 
-  /** Takes `cost` for a call about to be sent, or throws OperationCostError (the call is then not sent). */
-  take(cost: number): void {
-    if (this.#taken + cost > this.limit) throw new OperationCostError(this.limit, this.#taken, cost);
+  /** Takes `cost` for a call about to be sent, or says false (the call is then not sent: `refusal` says why). */
+  mayTake(cost: number): boolean {
+    if (this.#taken + cost > this.limit) return false;
     this.#taken += cost;
+    return true;
+  }
+
+  /** Why a call of `cost` was not sent. */
+  refusal(cost: number): OperationCostError {
+    return new OperationCostError(this.limit, this.#taken, cost);
   }
 
   /** What a call took and was not billed for. */

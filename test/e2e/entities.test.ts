@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAN_COST } from '../../src/upstream/billing.js';
+import { LOOKUPS } from '../../src/upstream/lookups.js';
 import { TAXPAYERS } from '../../src/sandbox/taxpayers.js';
 import { MAX_RUCS } from '../../src/schema/validation.js';
 import { codes, startStack, unknownRucs, type Stack } from '../helpers.js';
@@ -56,7 +56,7 @@ describe('_entities (the gateway as a federation subgraph)', () => {
     ]);
     expect(codes(answer).filter((c) => c === 'DOCUMENT_NOT_FOUND')).toHaveLength(8);
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(5);
-    expect(answer.extensions?.cost).toMatchObject({ estimated: 5 * PLAN_COST['/ruc'], upstreamCalls: 5 });
+    expect(answer.extensions?.cost).toMatchObject({ estimated: 5 * LOOKUPS.ruc.price, upstreamCalls: 5 });
   });
 
   it('shares the cache with every other lookup of the same token, and a licence is priced as a licence', async () => {
@@ -70,7 +70,7 @@ describe('_entities (the gateway as a federation subgraph)', () => {
     ]);
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(0);
     expect(answer.extensions?.cost).toMatchObject({
-      estimated: PLAN_COST['/ruc'] + PLAN_COST['/licencia-conducir'],
+      estimated: LOOKUPS.ruc.price + LOOKUPS.licencia.price,
       cacheHits: 1,
       upstreamCalls: 1,
     });

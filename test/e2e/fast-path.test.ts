@@ -170,6 +170,15 @@ describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
     ['a subscription (none in the schema)', json({ query: 'subscription { x }' })],
     ['a browser origin (CORS headers)', json({ query: '{ __typename }' }, { origin: 'https://app.example' })],
     ['Cache-Control: no-cache', json({ query: CONTRIBUYENTE, variables: { ruc: OK_RUC } }, { 'cache-control': 'no-cache' })],
+    [
+      'SOL credentials written in the document',
+      json({
+        query: `mutation { validarComprobantesTexto(comprobantes: ["x"], credencialesSol: { rucEmpresa: "${OK_RUC}", usuario: "U", clave: "C" }) { cantidadDeComprobantes } }`,
+      }),
+    ],
+    ['a persisted-query hash with its document', json({ query: '{ __typename }', extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } })],
+    ['a person, a licence and the exchange rate', json({ query: '{ persona(dni: "46779354") { nombres } licencia(numLicencia: "Q46779354") { titular { dni } } tipoDeCambio(fecha: "2026-11-20") { compra } }' })],
+    ['a date past tomorrow', json({ query: '{ tipoDeCambio(fecha: "9999-01-01") { compra } }' })],
   ];
 
   it.each(cases)('%s', async (_name, raw) => {
@@ -199,11 +208,9 @@ describe('everything else goes to Yoga, on both gateways', () => {
     ],
     ['a query string on a POST', { ...json({ query: '{ __typename }' }), path: '/graphql?x=1' }],
     ['a batch (an array)', json([{ query: '{ __typename }' }])],
-    ['an unexpected parameter', json({ query: '{ __typename }', extra: 1 })],
     ['a query that is not a string', json({ query: 42 })],
+    ['an unknown persisted-query hash alone', json({ extensions: { persistedQuery: { version: 1, sha256Hash: 'cd'.repeat(32) } } })],
     ['no query', json({ variables: {} })],
-    ['variables that are a list', json({ query: '{ __typename }', variables: [1] })],
-    ['an operationName that is not a string', json({ query: '{ __typename }', operationName: 7 })],
     ['a body that is not JSON', { headers: { 'content-type': 'application/json' }, body: '{"query": ' }],
     ['a JSON string body', { headers: { 'content-type': 'application/json' }, body: '"{ __typename }"' }],
     ['Accept: text/event-stream', json({ query: '{ __typename }' }, { accept: 'text/event-stream' })],
@@ -221,6 +228,21 @@ describe('everything else goes to Yoga, on both gateways', () => {
   it.each(cases)('%s', async (_name, raw) => {
     const answer = await both(raw);
     expect(answer.viaFastPath).toBe(false);
+  });
+});
+
+describe('parameters Yoga refuses: its own check refuses them on both paths', () => {
+  const cases: [string, Raw][] = [
+    ['an unexpected parameter', json({ query: '{ __typename }', extra: 1 })],
+    ['variables that are a list', json({ query: '{ __typename }', variables: [1] })],
+    ['an operationName that is not a string', json({ query: '{ __typename }', operationName: 7 })],
+    ['extensions that are a string', json({ query: '{ __typename }', extensions: 'x' })],
+  ];
+
+  it.each(cases)('%s', async (_name, raw) => {
+    const answer = await both(raw);
+    expect(answer.viaFastPath).toBe(true);
+    expect(answer.status).toBe(400);
   });
 });
 

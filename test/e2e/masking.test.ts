@@ -6,11 +6,10 @@ import { loadConfig } from '../../src/config.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { UpstreamClient } from '../../src/upstream/client.js';
-import type { RucRecord } from '../../src/upstream/schemas.js';
 
 /** A client with a bug in it: the kind of fault the gateway must mask, not leak. */
 class BuggyClient extends UpstreamClient {
-  override ruc(): Promise<RucRecord> {
+  override lookup(): Promise<never> {
     return Promise.reject(new TypeError('Cannot read properties of undefined (reading "secretInternalDetail")'));
   }
 }
