@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CORSOptions } from '@whatwg-node/server';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { Context, ServerContext } from '../schema/context.js';
-import { INTERNAL_MESSAGE, resultWithContract } from '../errors.js';
+import { INTERNAL_MESSAGE } from '../errors.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
 import {
@@ -92,6 +92,9 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
   // Read once: each read through Yoga's adapter proxy makes a new bound function.
   const getResultForParams = yoga.getResultForParams;
   const handleError = errorHandler(options);
+  const onResultProcess = options.plugins.flatMap((plugin) => (plugin.onResultProcess ? [plugin.onResultProcess] : []));
+  // This path writes JSON, chosen from the request's Accept: a hook's choice of another writer has no say here.
+  const setResultProcessor = () => undefined;
 
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
     const request = fetchRequestOf(req, fetchAPI);
@@ -114,9 +117,11 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
       // A hook refused the request (sign-in, persisted documents): as Yoga's handle catches it.
       result = { errors: handleError(error) };
     }
-    // The error contract's and the report's onResultProcess hooks, as Yoga runs them.
-    const answered = resultWithContract(result ?? { errors: handleError(new Error('no result')) });
-    report.result(request, answered);
+    // The plugins' onResultProcess hooks (the error contract, the report), as Yoga runs them before it writes the answer.
+    let answered: Result = result ?? { errors: handleError(new Error('no result')) };
+    const setResult = (next: Result) => void (answered = next);
+    for (const hook of onResultProcess)
+      await hook({ request, result: answered, setResult, acceptableMediaTypes: [mediaType], setResultProcessor, serverContext: context });
     const { status, headers, body } = await answerOf(answered, { fetchAPI, mediaType, request, cors });
     // As useNoNullOrigin (src/http/cors.ts): no header at all is the refusal.
     if (headers['Access-Control-Allow-Origin'] === 'null') delete headers['Access-Control-Allow-Origin'];

@@ -22,14 +22,11 @@ function partWithContract<P>(part: P): P {
 
 /** Yoga plugin: the last look at every result, so no error leaves without `code` and `retryable`; each part of a stream too. */
 export function useErrorContract(): Plugin {
-  return treatedByFastPath(
-    {
-      onResultProcess({ result, setResult }) {
-        setResult(isAsyncIterable(result) ? mapAsyncIterator(result, partWithContract) : resultWithContract(result));
-      },
+  return {
+    onResultProcess({ result, setResult }) {
+      setResult(isAsyncIterable(result) ? mapAsyncIterator(result, partWithContract) : resultWithContract(result));
     },
-    { doesItself: ['onResultProcess'], because: 'the fast path applies the same resultWithContract to its one result' },
-  );
+  };
 }
 
 /** What Yoga answers with an empty body (415 for a content type it cannot read, 404 off /graphql), typed. */

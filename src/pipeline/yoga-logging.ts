@@ -28,7 +28,8 @@ export function yogaLogging(logger: Logger, { holdsThePlan = false }: { holdsThe
     ? new Set([...CONTRACT_ANSWERS].filter((c) => c !== 'UNAUTHENTICATED' && c !== 'FORBIDDEN'))
     : CONTRACT_ANSWERS;
   return {
-    debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+    // Yoga says two debug lines per operation: nothing is built for them at the usual info level.
+    debug: (...args: unknown[]) => void (logger.isLevelEnabled('debug') && logger.debug({ args }, 'yoga')),
     info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
     warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
     error: (...args: unknown[]) => {
