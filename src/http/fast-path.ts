@@ -100,15 +100,7 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
     const request = fetchRequestOf(req, fetchAPI);
     // The report's onRequest hook, as Yoga runs it.
     report.begin(request, true);
-    const context = {
-      req,
-      res,
-      // This path writes one JSON result: an incremental operation here is refused, never run.
-      [ONE_RESULT_ONLY]: true as const,
-      request,
-      params,
-      waitUntil: (work: Promise<unknown> | void) => void work?.catch(options.logError),
-    };
+    const context = serverContextOf(req, res, request, params, options.logError);
     // Yoga's own: the onParams hooks (its parameter checks among them), the operation through envelop, the onExecutionResult hooks.
     let result: Result | undefined;
     try {
@@ -147,5 +139,18 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
       if (res.headersSent) return void res.destroy();
       refuse(res, 500, 'INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE);
     });
+  };
+}
+
+/** What Yoga hands its hooks as the server context, as its node adapter makes it. */
+function serverContextOf(req: IncomingMessage, res: ServerResponse, request: Request, params: Params, logError: (error: unknown) => void) {
+  return {
+    req,
+    res,
+    // This path writes one JSON result: an incremental operation here is refused, never run.
+    [ONE_RESULT_ONLY]: true as const,
+    request,
+    params,
+    waitUntil: (work: Promise<unknown> | void) => void work?.catch(logError),
   };
 }
