@@ -218,8 +218,9 @@ export class RedisStore implements SharedLookupStore {
     this.#subscriber?.unsubscribe(channel).catch(() => undefined);
   }
 
+  /** Both connections up: a waiter hears the lead's answer only on the subscriber's, so an instance without it is not ready. */
   healthy(): boolean {
-    return this.#redis.status === 'ready';
+    return this.#redis.status === 'ready' && (this.#subscriber === undefined || this.#subscriber.status === 'ready');
   }
 
   async close(): Promise<void> {
