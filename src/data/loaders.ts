@@ -25,7 +25,7 @@ export function createLoaders(lookups: CachedLookups, call: LookupCaller, concur
 
 /** Each loader made on first use. */
 class LazyLoaders implements RequestLoaders {
-  readonly #loaders: { [Op in LookupOp]?: DataLoader<string, Received<RecordOf<Op>>> } = {};
+  readonly #loaders = new Map<LookupOp, DataLoader<string, Received>>();
 
   constructor(
     private readonly lookups: CachedLookups,
@@ -33,13 +33,14 @@ class LazyLoaders implements RequestLoaders {
     private readonly run: ReturnType<typeof semaphore>,
   ) {}
 
-  of<Op extends LookupOp>(op: Op): DataLoader<string, Received<RecordOf<Op>>> {
-    const made = this.#loaders[op] as DataLoader<string, Received<RecordOf<Op>>> | undefined;
-    if (made) return made;
+  of<Op extends LookupOp>(op: Op): DataLoader<string, Received<RecordOf<Op>>>;
+  of(op: LookupOp): DataLoader<string, Received> {
+    let loader = this.#loaders.get(op);
+    if (loader) return loader;
     const { lookups, call, run } = this;
-    const fetchOne = (key: string) => lookups.lookup(op, key, call);
-    const loader = new DataLoader<string, Received<RecordOf<Op>>>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
-    (this.#loaders as Record<string, unknown>)[op] = loader;
+    const fetchOne = (key: string): Promise<Received> => lookups.lookup(op, key, call);
+    loader = new DataLoader<string, Received>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
+    this.#loaders.set(op, loader);
     return loader;
   }
 

@@ -64,14 +64,13 @@ export class CachedLookups {
   }
 
   /** One lookup (a row of src/upstream/lookups.ts) of one checked key: the register's when it holds it, else through the cache. */
-  lookup<Op extends LookupOp>(op: Op, key: string, ctx: LookupCaller): Promise<Received<RecordOf<Op>>> {
+  lookup<Op extends LookupOp>(op: Op, key: string, ctx: LookupCaller): Promise<Received<RecordOf<Op>>>;
+  lookup(op: LookupOp, key: string, ctx: LookupCaller): Promise<Received> {
     const row = LOOKUPS[op];
-    if (row.register) {
-      const local = this.fromRegister(key, op, ctx);
-      // A row the register answers is looked up by RUC, and its record is the register's.
-      if (local) return Promise.resolve(local as unknown as Received<RecordOf<Op>>);
-    }
-    const call = (c: LookupCaller) => this.#client.lookup(op, key, c) as Promise<Received<RecordOf<Op>>>;
+    // A row the register answers is looked up by RUC, and its record is the register's.
+    const local = row.register ? this.fromRegister(key, op, ctx) : undefined;
+    if (local) return Promise.resolve(local);
+    const call = (c: LookupCaller): Promise<Received> => this.#client.lookup(op, key, c);
     const budget = ctx.budget;
     const fetch = budget ? () => paidFor(budget, row.price, ctx, call) : () => call(ctx);
     // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').

@@ -54,7 +54,7 @@ const always =
  * times to live, the price list, the cost declarations and the metric labels are derived. A new
  * lookup is a row here, its reader (./schemas.ts) and its schema file (docs/architecture.md).
  */
-export const LOOKUPS = {
+const TABLE = {
   ruc: row<RucRecord>({
     path: '/ruc',
     body: (ruc) => ({ ruc }),
@@ -123,7 +123,11 @@ export const LOOKUPS = {
   }),
 };
 
-export type LookupOp = keyof typeof LOOKUPS;
+/** Each lookup's record, by the lookup's name. */
+type Records = { [Op in keyof typeof TABLE]: (typeof TABLE)[Op] extends Lookup<infer T extends object> ? T : never };
+export type LookupOp = keyof Records;
 /** The record a lookup answers. */
-export type RecordOf<Op extends LookupOp> = (typeof LOOKUPS)[Op] extends Lookup<infer T extends object> ? T : never;
+export type RecordOf<Op extends LookupOp> = Records[Op];
+/** The table, typed so that the row of any one lookup is that lookup's `Lookup<record>`. */
+export const LOOKUPS: { readonly [Op in LookupOp]: Lookup<RecordOf<Op>> } = TABLE;
 export const LOOKUP_OPS = Object.keys(LOOKUPS) as LookupOp[];

@@ -24,8 +24,7 @@ export interface RestCall<T> {
 
 /** A lookup's call for one key, from its row. */
 export function lookupCall<Op extends LookupOp>(op: Op, key: string): RestCall<RecordOf<Op>> {
-  // Indexed by a type parameter, the table's union is not narrowed: each row is its own Lookup<RecordOf<op>>.
-  const row = LOOKUPS[op] as unknown as Lookup<RecordOf<Op>>;
+  const row: Lookup<RecordOf<Op>> = LOOKUPS[op];
   const isOther = row.isOther;
   return {
     path: row.path,
