@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { CORSOptions } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -17,11 +18,12 @@ import { useNoSecretsInDocuments, useSecretVariables } from './pipeline/secrets.
 import { usePersistedDocuments } from './pipeline/persisted.js';
 import { useExecutor, useIncrementalDelivery } from './pipeline/executor.js';
 import { yogaLogging } from './pipeline/yoga-logging.js';
-import { memoryApqStore, type ApqStore } from './data/apq-store.js';
+import { createApqStore, memoryApqStore, type ApqStore } from './pipeline/apq-store.js';
 import { Metrics } from './telemetry/metrics.js';
 import { Tracing } from './telemetry/tracing.js';
-import type { SharedLookupStore } from './data/store.js';
-import { createApqStore, createBudgets, createStore } from './data/stores.js';
+import type { LookupStore } from './data/cache.js';
+import { createBudgets, createRedisLink, createStore } from './data/stores.js';
+import type { RedisLink } from './data/redis.js';
 import type { BudgetCounter } from './data/budgets.js';
 import { startRegister, type Register } from './padron/register.js';
 import { useSignIn } from './pipeline/sign-in.js';
@@ -38,12 +40,6 @@ export interface AppOptions {
   upstream?: UpstreamClient;
   /** Tracing to use instead of the OTLP exporter of OTEL_EXPORTER_OTLP_ENDPOINT (tests pass an in-memory one). */
   tracing?: Tracing;
-  /** Where lookups meet, instead of one built from config (a test's). */
-  store?: SharedLookupStore | undefined;
-  /** Where persisted queries are kept, instead of one built from config (a test's). */
-  apqStore?: ApqStore;
-  /** Where the subjects' budgets are counted, instead of one built from config (a test's). */
-  budgets?: BudgetCounter;
   /** The metrics to record into (main passes them, with the log's drop count). @default new ones */
   metrics?: Metrics;
   /** More Yoga or envelop plugins, run after the gateway's own and before execution (both paths run them). */
@@ -73,13 +69,15 @@ export function createApp(config: Config, options: AppOptions): App {
   const tracing = options.tracing ?? (config.otelEndpoint ? Tracing.otlp(config.otelEndpoint) : undefined);
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
   metrics.upstreamLoad(() => upstream.load);
-  const store = 'store' in options ? options.store : createStore(config, { logger, metrics });
+  const link = createRedisLink(config, { logger, metrics });
+  const store = createStore(config, link);
   const register = config.padron && startRegister(config.padron, logger, (state) => metrics.padron(state));
   const parts: Parts = {
     upstream,
     store,
-    apqStore: options.apqStore ?? apqStoreOf(config, logger, metrics),
-    budgets: config.auth?.budget ? (options.budgets ?? createBudgets(config, { logger, metrics })) : undefined,
+    link,
+    apqStore: apqStoreOf(config, logger, link),
+    budgets: config.auth?.budget ? createBudgets(config, link) : undefined,
     signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl, logger),
     metrics,
     tracing,
@@ -108,7 +106,7 @@ export function createApp(config: Config, options: AppOptions): App {
       })
     : undefined;
   let stopping = false;
-  const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys, parts.budgets));
+  const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys, parts.budgets && link));
   return {
     yoga,
     fastPath,
@@ -131,7 +129,8 @@ export function createApp(config: Config, options: AppOptions): App {
 /** What the plugins and the fast path share. */
 interface Parts {
   upstream: UpstreamClient;
-  store: SharedLookupStore | undefined;
+  link: RedisLink | undefined;
+  store: LookupStore | undefined;
   apqStore: ApqStore;
   budgets: BudgetCounter | undefined;
   /** Sign-in mode: the identity provider's keys, fetched from the start. */
@@ -186,7 +185,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, store, apqStore, budgets, signInKeys, register, metrics, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, link, apqStore, budgets, signInKeys, register, metrics, tracing, documentCache, report, pluginList } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -215,15 +214,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([
-          upstream.close(),
-          store?.close(),
-          apqStore.close?.(),
-          budgets?.close?.(),
-          signInKeys?.close(),
-          register?.close(),
-          tracing?.shutdown(),
-        ]).then(() => undefined),
+        Promise.all([upstream.close(), link?.close(), signInKeys?.close(), register?.close(), tracing?.shutdown()]).then(() => undefined),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
@@ -254,13 +245,9 @@ function createLookups(config: Config, { upstream, store, metrics, register }: P
   return new CachedLookups(upstream, {
     store,
     register,
-    keep: config.cache.enabled,
-    ttlMs: config.cache.ttlMs,
-    notFoundTtlMs: config.cache.notFoundTtlMs,
-    staleIfErrorMs: config.cache.staleIfErrorMs,
-    keySecret: config.cache.keySecret,
-    // Instances sharing Redis must agree on keys.
-    sharedKeys: store !== undefined && store.kind !== 'memory',
+    cache: config.cache,
+    // Instances sharing Redis must agree on keys; alone, a secret of this process's own.
+    keySecret: config.cache.keySecret ?? (store?.kind === 'redis' ? undefined : randomBytes(32).toString('hex')),
     onResult: (op, result) => {
       if (result !== 'off') metrics.cacheLookup(op, result);
     },
@@ -271,8 +258,8 @@ function createLookups(config: Config, { upstream, store, metrics, register }: P
  * Where registered persisted queries are kept: where lookups are shared, through Redis when there
  * is one. In trusted-documents mode nothing is registered: a store of no consequence.
  */
-function apqStoreOf(config: Config, logger: Logger, metrics: Metrics): ApqStore {
-  if (!config.trustedDocuments) return createApqStore(config, { logger, metrics });
+function apqStoreOf(config: Config, logger: Logger, link: RedisLink | undefined): ApqStore {
+  if (!config.trustedDocuments) return createApqStore(config, link);
   logger.info({ trustedDocuments: Object.keys(config.trustedDocuments).length }, 'TRUSTED_DOCUMENTS: only the manifest documents run');
   return memoryApqStore(config.persistedQueries);
 }

@@ -8,7 +8,7 @@ import {
   type InvalidResponseReason,
   UpstreamHttpError,
 } from './upstream/errors.js';
-import { BudgetExceededError } from './data/budget.js';
+import { BudgetExceededError } from './data/budgets.js';
 import { BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
 

@@ -1,30 +1,103 @@
 import { LRUCache } from 'lru-cache';
-import { connectRedis, type RedisTarget } from './redis-connection.js';
+import { KEY_PREFIX } from './cache.js';
+import type { RedisLink } from './redis.js';
+import type { UpstreamCallInfo } from '../upstream/client.js';
 
-/** What a charge did: whether the cost was taken, and the count after it (or as it stood, when refused). */
-export interface Charged {
-  taken: boolean;
+/** A subject's standing, as `extensions.cost.budget` and BUDGET_EXCEEDED's `extensions.budget` say it. */
+export interface Standing {
+  limit: number;
   spent: number;
+  /** When the window ends and the count starts again (ISO 8601, UTC). */
+  resetAt: string;
 }
 
-/** A charge, and how to give back part of it to the very count that took it (never below zero). */
-export interface Charge extends Charged {
-  refund(cost: number): Promise<void>;
+/** A call the subject's budget could not pay for: it was not sent. */
+export class BudgetExceededError extends Error {
+  override readonly name = 'BudgetExceededError';
+  constructor(
+    readonly standing: Standing,
+    readonly cost: number,
+  ) {
+    super(`budget exceeded: ${standing.spent} of ${standing.limit} spent, ${cost} more asked`);
+  }
 }
 
-/**
- * Where the subjects' budgets are counted: one count per key (a subject in a window), each
- * charge taken only when it keeps the count within the limit, in one step, so that concurrent
- * charges from every instance can never pass it together.
- */
+/** A paid call refused because the shared count cannot be reached (BUDGET_WHEN_STORE_DOWN=refuse): it was not sent. */
+export class BudgetUnavailableError extends Error {
+  override readonly name = 'BudgetUnavailableError';
+  constructor(cause: Error) {
+    super('the budget store cannot be reached', { cause });
+  }
+}
+
+export interface BudgetSettings {
+  /** Plan queries a subject may spend in a window (BUDGET_QUERIES). */
+  queries: number;
+  /** The window (BUDGET_WINDOW_MS); windows start at its multiples since the epoch. */
+  windowMs: number;
+}
+
+/** How long a window's count outlives its end: a charge sent at the last moment still finds it. */
+const KEPT_PAST_WINDOW_MS = 60_000;
+
+/** One subject's budget in the window of now, as one request spends it. */
+export class Budget {
+  private constructor(
+    private readonly counter: BudgetCounter,
+    private readonly key: string,
+    private readonly limit: number,
+    private readonly resetAt: number,
+    private spent: number,
+    private readonly onRefused: (() => void) | undefined,
+  ) {}
+
+  /** The budget of the subject `subjectId` stands for (a hash of it, never the subject in clear), read once. */
+  static async open(counter: BudgetCounter, subjectId: string, settings: BudgetSettings, onRefused?: () => void): Promise<Budget> {
+    const window = Math.floor(Date.now() / settings.windowMs);
+    const key = `${KEY_PREFIX}budget:{${subjectId}}:${window}`;
+    return new Budget(counter, key, settings.queries, (window + 1) * settings.windowMs, await counter.spent(key), onRefused);
+  }
+
+  /** `run`, paid at `cost` before it sends anything (or BudgetExceededError); what its calls were not billed goes back. */
+  async pay<T, C extends { observe?: ((call: UpstreamCallInfo) => void) | undefined }>(
+    cost: number,
+    ctx: C,
+    run: (ctx: C) => Promise<T>,
+  ): Promise<T> {
+    const charged = await this.counter.charge(this.key, cost, this.limit, this.resetAt - Date.now() + KEPT_PAST_WINDOW_MS);
+    this.spent = charged.spent;
+    if (!charged.taken) {
+      this.onRefused?.();
+      throw new BudgetExceededError(this.standing(), cost);
+    }
+    let billed = 0;
+    const observe = (call: UpstreamCallInfo) => {
+      billed += call.queries;
+      ctx.observe?.(call);
+    };
+    try {
+      return await run({ ...ctx, observe });
+    } finally {
+      if (billed < cost) {
+        this.spent = Math.max(0, this.spent - (cost - billed));
+        // A lost refund costs the subject part of its budget, never the plan a query.
+        charged.refund(cost - billed).catch(() => undefined);
+      }
+    }
+  }
+
+  standing(): Standing {
+    return { limit: this.limit, spent: this.spent, resetAt: new Date(this.resetAt).toISOString() };
+  }
+}
+
+/** Whether a charge was taken, the count after it (or as it stood), and how to give part of it back to the count that took it. */
+export type Charge = { taken: boolean; spent: number; refund(cost: number): Promise<void> };
+
+/** The subjects' counts: a charge is taken only when it keeps the key's count within `limit`, in one step, so concurrent charges never pass it together. */
 export interface BudgetCounter {
-  /** Adds `cost` to `key` unless the count would pass `limit`; the key lasts `ttlMs`. */
   charge(key: string, cost: number, limit: number, ttlMs: number): Promise<Charge>;
-  /** The count of `key` (0 when none). */
   spent(key: string): Promise<number>;
-  close?(): Promise<void>;
-  /** Whether a shared count is connected (absent: nothing to connect to). */
-  healthy?(): boolean;
 }
 
 /** Subjects counted at once in one process's memory, at most; the oldest windows go first. */
@@ -32,26 +105,23 @@ const MAX_SUBJECTS = 100_000;
 
 /** One process's counts; a key it has not counted starts at `from(key)` (or higher, where it counted before). */
 export function memoryBudgets(from: (key: string) => number = () => 0): BudgetCounter {
-  const counts = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+  const counts = new LRUCache<string, number>({ max: MAX_SUBJECTS });
   const now = (key: string) => Math.max(counts.get(key) ?? 0, from(key));
-  const refund = (key: string, back: number) => {
-    const now = counts.get(key);
-    if (now !== undefined) counts.set(key, Math.max(0, now - back), { noUpdateTTL: true });
-    return Promise.resolve();
-  };
   return {
-    charge: (key, cost, limit, ttlMs) => {
+    charge: async (key, cost, limit, ttlMs) => {
       const spent = now(key);
-      const back = (c: number) => refund(key, c);
-      if (spent + cost > limit) return Promise.resolve({ taken: false, spent, refund: back });
+      const refund = async (back: number) => {
+        const count = counts.get(key);
+        if (count !== undefined) counts.set(key, Math.max(0, count - back), { noUpdateTTL: true });
+      };
+      if (spent + cost > limit) return { taken: false, spent, refund };
       counts.set(key, spent + cost, counts.has(key) ? { noUpdateTTL: true } : { ttl: ttlMs });
-      return Promise.resolve({ taken: true, spent: spent + cost, refund: back });
+      return { taken: true, spent: spent + cost, refund };
     },
-    spent: (key) => Promise.resolve(now(key)),
+    spent: async (key) => now(key),
   };
 }
 
-/** Taken only within the limit, in one step; a new key gets its time to live. */
 const CHARGE = `local spent = tonumber(redis.call('get', KEYS[1]) or '0')
 local cost, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 if spent + cost > limit then return {0, spent} end
@@ -65,92 +135,37 @@ local spent = redis.call('decrby', KEYS[1], ARGV[1])
 if spent < 0 then redis.call('incrby', KEYS[1], -spent) end
 return 1`;
 
-/** Every instance's counts, in Redis (or a Redis Cluster: one key a script, so any slot will do). */
-export function redisBudgets(target: RedisTarget, commandTimeoutMs: number): BudgetCounter {
-  const redis = connectRedis(target, commandTimeoutMs);
-  redis.on('error', () => undefined); // the lookup store logs Redis's state; failed commands are counted by the caller
-  return {
-    charge: async (key, cost, limit, ttlMs) => {
-      const [taken, spent] = (await redis.eval(CHARGE, 1, key, cost, limit, ttlMs)) as [number, number];
-      return { taken: taken === 1, spent, refund: async (back) => void (await redis.eval(REFUND, 1, key, back)) };
-    },
-    spent: async (key) => Number((await redis.get(key)) ?? 0),
-    close: async () => void (await redis.quit().catch(() => redis.disconnect())),
-    healthy: () => redis.status === 'ready',
-  };
-}
-
-/** How long after a failure of the shared count it is not asked again. */
-const TROUBLED_MS = 5000;
-
-/** A paid call refused because the shared count cannot be reached (BUDGET_WHEN_STORE_DOWN=refuse): it was not sent. */
-export class BudgetUnavailableError extends Error {
-  override readonly name = 'BudgetUnavailableError';
-  constructor(cause: Error) {
-    super('the budget store cannot be reached', { cause });
-  }
-}
-
 /**
- * A shared counter (Redis) with this process's own behind it. While the shared one fails or does
- * not answer within `timeoutMs`, `local` counts on in this process from the last count the
- * shared one gave for each key (so a subject who had spent it all gets nothing more), and
- * `refuse` refuses charges with BudgetUnavailableError; `onProblem` hears of every such time, after which the shared count is left alone for
- * `troubledMs`. A
- * refund goes to the count that took the charge. A shared answer that comes after the time-out
- * still counts there: the charge is then counted twice, never missed.
+ * Every instance's counts in Redis, this process's behind: while Redis is in trouble, `local` counts on from the last count
+ * Redis gave (a spent budget stays spent), `refuse` refuses. A late answer still counts there: twice, never missed.
  */
-export function withLocalCount(
-  shared: BudgetCounter,
-  onProblem: (error: Error) => void,
-  timeoutMs: number,
-  whenDown: 'local' | 'refuse' = 'local',
-  troubledMs = TROUBLED_MS,
-): BudgetCounter {
-  /** The last count the shared store gave for each key. */
-  const seen = new LRUCache<string, number>({ max: MAX_SUBJECTS, ttlAutopurge: false });
+export function redisBudgets(link: Pick<RedisLink, 'redis' | 'inTrouble' | 'problem'>, whenDown: 'local' | 'refuse'): BudgetCounter {
+  const seen = new LRUCache<string, number>({ max: MAX_SUBJECTS });
+  const saw = (key: string, spent: number) => (seen.set(key, Math.max(seen.get(key) ?? 0, spent)), spent);
   const local = memoryBudgets((key) => seen.get(key) ?? 0);
-  const saw = (key: string, spent: number) => void seen.set(key, Math.max(seen.get(key) ?? 0, spent));
-  // After a failure the shared count is left alone for a while: otherwise every request, refusals
-  // included, would wait out its time-out again while it stalls.
-  let troubledUntil = 0;
-  let lastProblem = new Error('the budget store is in trouble');
-  const either = <T>(work: () => Promise<T>, alone: (error: Error) => Promise<T>): Promise<T> => {
-    if (performance.now() < troubledUntil) return alone(lastProblem);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the budget store timed out')), timeoutMs);
-    });
-    return Promise.race([work(), late])
-      .catch((thrown: unknown) => {
-        const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-        troubledUntil = performance.now() + troubledMs;
-        lastProblem = error;
-        onProblem(error);
-        return alone(error);
-      })
-      .finally(() => clearTimeout(timer));
+  const either = async <T>(shared: () => Promise<T>, alone: (error: Error) => Promise<T>): Promise<T> => {
+    if (link.inTrouble()) return alone(new Error('the budget store is in trouble'));
+    try {
+      return await shared();
+    } catch (error) {
+      link.problem('budget', error as Error);
+      return alone(error as Error);
+    }
   };
   return {
     charge: (key, cost, limit, ttlMs) =>
       either(
         async () => {
-          const charged = await shared.charge(key, cost, limit, ttlMs);
-          saw(key, charged.spent);
-          return charged;
+          const [taken, spent] = (await link.redis.eval(CHARGE, 1, key, cost, limit, ttlMs)) as [number, number];
+          saw(key, spent);
+          return { taken: taken === 1, spent, refund: async (back) => void (await link.redis.eval(REFUND, 1, key, back)) };
         },
         (error) => (whenDown === 'refuse' ? Promise.reject(new BudgetUnavailableError(error)) : local.charge(key, cost, limit, ttlMs)),
       ),
     spent: (key) =>
       either(
-        async () => {
-          const spent = await shared.spent(key);
-          saw(key, spent);
-          return spent;
-        },
+        async () => saw(key, Number((await link.redis.get(key)) ?? 0)),
         () => local.spent(key),
       ),
-    close: () => shared.close?.() ?? Promise.resolve(),
-    healthy: () => shared.healthy?.() ?? true,
   };
 }

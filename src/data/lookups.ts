@@ -1,7 +1,7 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { KEY_PREFIX, type Lease, type SharedLookupStore } from './store.js';
-import { paidFor } from './budget.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import { createHash, createHmac } from 'node:crypto';
+import { KEY_PREFIX, type Handover, type LookupStore } from './cache.js';
+import type { Budget } from './budgets.js';
+import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
 import {
   REFUSED_WITHOUT_CALL,
   UpstreamError,
@@ -11,202 +11,192 @@ import {
   upstreamErrorFrom,
   type UpstreamErrorData,
 } from '../upstream/errors.js';
-import type { Refusals } from '../upstream/refusals.js';
 import type { RucRecord } from '../upstream/schemas.js';
 import { LOOKUPS, type LookupOp, type RecordOf } from '../upstream/lookups.js';
-import type { CacheResult, LookupCaller, LookupsOptions, Received } from './lookup-types.js';
-
-export type { CacheResult, LookupCaller, LookupsOptions, Received } from './lookup-types.js';
+import type { Config } from '../config.js';
 export type { LookupOp } from '../upstream/lookups.js';
+export { KEY_PREFIX } from './cache.js';
 
-export { KEY_PREFIX } from './store.js';
+export interface LookupsOptions {
+  store: LookupStore | undefined;
+  /** `enabled` keeps answers (CACHE=on); off, lookups still share a call in flight (COALESCE). */
+  cache: Pick<Config['cache'], 'enabled' | 'ttlMs' | 'notFoundTtlMs' | 'staleIfErrorMs'>;
+  /** Secret of the HMAC of the token in cache keys; without one, plain SHA-256 (instances sharing Redis must agree). */
+  keySecret: string | undefined;
+  onResult?: (op: LookupOp, result: CacheResult) => void;
+  /** SUNAT's register (PADRON), which answers a RUC it holds before the cache. */
+  register?: { ruc(ruc: string): RucRecord | undefined } | undefined;
+}
 
-/**
- * How long a token the upstream rejected (401) is remembered, by its key in the store, so that
- * the same token a moment later costs at most one call on any instance. Short: a token
- * the upstream starts accepting again is held back no longer than this, and an accepted token is
- * never affected (docs/hardening.md).
- */
+/** flight: joined another request's call; stale: the last good record, the upstream being down; local: SUNAT's register. */
+export type CacheResult = 'hit' | 'flight' | 'miss' | 'stale' | 'off' | 'local';
+
+/** Per-call context of a lookup: the upstream's, plus what the cache needs. */
+export interface LookupCaller extends UpstreamCaller {
+  /** What stands for the token in cache keys (see `tokenKey`); never the token itself. */
+  tokenKey: string | undefined;
+  /** `Cache-Control: no-cache`: do not read the cache; fetch, and store the fresh answer. */
+  noCache?: boolean;
+  budget?: Budget | undefined;
+  onResult?: ((result: CacheResult) => void) | undefined;
+  /** Told as a lookup starts (for tracing); what it returns is told its cache result and whether it failed. */
+  onLookupStart?: (op: LookupOp) => ((result: CacheResult, failed: boolean) => void) | undefined;
+}
+
+/** A record with the time the gateway received it (epoch ms; the register's date for `fuente: 'PADRON'`), `stale` when answered so. */
+export type Received<T extends object = object> = T & { receivedAt: number; stale?: boolean; fuente?: 'PADRON' };
+
+/** How long a token the upstream rejected (401) is remembered on every instance (docs/hardening.md). */
 export const REJECTED_TOKEN_MS = 10_000;
 
-/**
- * What a store holds and hands over: a record, fresh until `freshUntil` (epoch ms) and kept
- * longer for when the upstream is down, or a failure (a kept 404, or one for the callers that waited).
- */
+/** What the store holds: a record, fresh until `freshUntil` and kept longer for stale-if-error, or a failure. */
 type Entry<T> = { record: T; freshUntil: number } | { failure: UpstreamErrorData };
 
-
 /**
- * Lookups with the caller's quota in mind: answers kept per operation, key and token, and
- * concurrent identical lookups sharing one upstream call, in this process or across instances,
- * as far as the store reaches. A token's answers are only
- * ever served to that token (free and paid plans see different things). Only found records
- * and DOCUMENT_NOT_FOUND are kept; a failure reaches only the callers that waited on its call.
- * Batch validations never come through here.
+ * Lookups with the caller's quota in mind: the register first, then answers kept per lookup, key and token (plans see
+ * different things), one call shared as far as the store reaches; a failure but DOCUMENT_NOT_FOUND only reaches its waiters.
  */
 export class CachedLookups {
-  readonly #client: UpstreamClient;
-  readonly #store: SharedLookupStore | undefined;
-  readonly #options: LookupsOptions;
-  readonly #secret: string | undefined;
-
-  constructor(client: UpstreamClient, options: LookupsOptions) {
-    this.#client = client;
-    this.#store = options.store;
-    this.#options = options;
-    this.#secret = options.keySecret ?? (options.sharedKeys ? undefined : randomBytes(32).toString('hex'));
-  }
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly options: LookupsOptions,
+  ) {}
 
   /** What stands for the token in cache keys: HMAC-SHA-256 with the server secret (or SHA-256). */
   tokenKey(token: string | undefined): string | undefined {
-    if (!token || !this.#store) return undefined;
-    return (this.#secret ? createHmac('sha256', this.#secret) : createHash('sha256')).update(token).digest('base64url');
+    if (!token || !this.options.store) return undefined;
+    const secret = this.options.keySecret;
+    return (secret ? createHmac('sha256', secret) : createHash('sha256')).update(token).digest('base64url');
   }
 
-  /** One lookup (a row of src/upstream/lookups.ts) of one checked key: the register's when it holds it, else through the cache. */
+  /** One lookup (a row of src/upstream/lookups.ts) of one checked key. */
   lookup<Op extends LookupOp>(op: Op, key: string, ctx: LookupCaller): Promise<Received<RecordOf<Op>>>;
-  lookup(op: LookupOp, key: string, ctx: LookupCaller): Promise<Received> {
+  async lookup(op: LookupOp, key: string, ctx: LookupCaller): Promise<Received> {
     const row = LOOKUPS[op];
     // A row the register answers is looked up by RUC, and its record is the register's.
     const local = row.register ? this.fromRegister(key, op, ctx) : undefined;
-    if (local) return Promise.resolve(local);
-    const call = (c: LookupCaller): Promise<Received> => this.#client.lookup(op, key, c);
-    const budget = ctx.budget;
-    const fetch = budget ? () => paidFor(budget, row.price, ctx, call) : () => call(ctx);
-    // No cache and nobody tracing: straight to the upstream (nothing to count as 'off').
-    if (!this.#store && !ctx.onLookupStart) return fetch();
-    return this.#observed(op, key, ctx, fetch, row.ttl(key, this.#options.ttlMs));
+    if (local) return local;
+    const call = (c: LookupCaller): Promise<Received> => this.client.lookup(op, key, c);
+    const { budget } = ctx;
+    const fetch = budget ? () => budget.pay(row.price, ctx, call) : () => call(ctx);
+    // No store and nobody tracing: straight to the upstream (nothing to count as 'off').
+    if (!this.options.store && !ctx.onLookupStart) return fetch();
+    return new Lookup(this.options, op, key, ctx, fetch).run(row.ttl(key, this.options.cache.ttlMs));
   }
 
-  /**
-   * The record of `ruc` in SUNAT's register kept by the gateway, which answers before the cache,
-   * but for a caller who asked for fresh data; counted as a local answer of `op`.
-   */
+  /** The register's record of `ruc`, which answers before the cache but for a caller who asked for fresh data. */
   fromRegister(ruc: string, op: LookupOp, ctx: LookupCaller): Received<RucRecord> | undefined {
-    const local = ctx.noCache ? undefined : this.#options.register?.ruc(ruc);
-    if (local) {
-      ctx.onLocal?.();
-      this.#options.onResult?.(op, 'local');
-    }
+    const local = ctx.noCache ? undefined : this.options.register?.ruc(ruc);
+    if (local) told(this.options, ctx, op, 'local');
     return local;
   }
+}
 
-  async #observed<T extends Received>(op: LookupOp, key: string, ctx: LookupCaller, fetch: () => Promise<T>, ttlMs: number): Promise<T> {
-    const finish = ctx.onLookupStart?.(op);
-    let result: CacheResult = 'off';
+/** Where a lookup's answer came from, told to the request's counts and the metrics. */
+function told(options: LookupsOptions, ctx: LookupCaller, op: LookupOp, result: CacheResult): void {
+  ctx.onResult?.(result);
+  options.onResult?.(op, result);
+}
+
+/** One lookup through the store, and where its answer came from. */
+class Lookup<T extends Received> {
+  result: CacheResult = 'off';
+  /** This caller's own call, when it led one. */
+  #led: { record: T } | { error: unknown } | undefined;
+
+  constructor(
+    private readonly options: LookupsOptions,
+    private readonly op: LookupOp,
+    private readonly key: string,
+    private readonly ctx: LookupCaller,
+    private readonly fetch: () => Promise<T>,
+  ) {}
+
+  /** The answer, its cache result told to the request, the metrics and the trace. */
+  async run(ttlMs: number): Promise<T> {
+    const finish = this.ctx.onLookupStart?.(this.op);
+    let failed = true;
     try {
-      const value = await this.#find(op, key, ctx, fetch, ttlMs, (r) => (result = r));
-      finish?.(result, false);
+      const { store } = this.options;
+      const { tokenKey } = this.ctx;
+      // No token (the client refuses it without a call): nothing to share.
+      const value = await (store && tokenKey ? this.#find(store, tokenKey, ttlMs) : this.fetch());
+      failed = false;
       return value;
-    } catch (error) {
-      finish?.(result, true);
-      throw error;
     } finally {
-      this.#options.onResult?.(op, result);
+      finish?.(this.result, failed);
+      told(this.options, this.ctx, this.op, this.result);
     }
   }
 
-  async #find<T extends Received>(
-    op: LookupOp,
-    key: string,
-    ctx: LookupCaller,
-    fetch: () => Promise<T>,
-    ttlMs: number,
-    outcome: (r: CacheResult) => void,
-  ): Promise<T> {
-    const store = this.#store;
-    // No token (the client refuses it without a call) or no store: nothing to share.
-    if (!store || !ctx.tokenKey) return fetch();
-    const storeKey = `${KEY_PREFIX}{${op}:${ctx.tokenKey}:${key}}`;
-    let claim = await store.claim(storeKey, { read: this.#options.keep && !ctx.noCache });
-    let waited = false;
+  async #find(store: LookupStore, tokenKey: string, ttlMs: number): Promise<T> {
+    const storeKey = `${KEY_PREFIX}{${this.op}:${tokenKey}:${this.key}}`;
+    let read = this.options.cache.enabled && !this.ctx.noCache;
     for (;;) {
-      while (claim.kind === 'wait') {
-        waited = true;
-        claim = await claim.next;
+      const found = await store.once(storeKey, read, () => this.#call(store, tokenKey, ttlMs));
+      if (this.#led) {
+        this.result = 'miss';
+        return 'record' in this.#led ? this.#led.record : this.#staleOr(store, storeKey, this.#led.error);
       }
-      if (claim.kind === 'lead') return this.#lead(storeKey, ctx.tokenKey, ctx, claim.lease, fetch, ttlMs, outcome);
-      const entry = entryOf<T>(claim.entry);
+      const entry = found && entryOf<T>(found.entry);
       // An entry this version cannot read (another version's, say) counts as a miss.
-      if (!entry) return fetch();
+      if (!found || !entry) return this.fetch();
       // A record kept past its time to live only for when the upstream is down: refreshed first.
-      if ('record' in entry && !waited && entry.freshUntil <= Date.now()) {
-        claim = await store.claim(storeKey, { read: false });
+      if ('record' in entry && found.how === 'hit' && entry.freshUntil <= Date.now()) {
+        read = false;
         continue;
       }
-      outcome(waited ? 'flight' : 'hit');
-      ctx.onShared?.(waited ? 'flight' : 'cache');
+      this.result = found.how;
       if ('record' in entry) return entry.record;
       const failure = upstreamErrorFrom(entry.failure);
       // Another request's call was refused the token: this request sends no further call with it either.
-      ctx.refusals?.note(failure);
-      // The call this one waited on found the upstream down: the last good record, if any.
-      return this.#staleOr(failure, storeKey, ctx, outcome);
+      this.ctx.refusals?.note(failure);
+      return this.#staleOr(store, storeKey, failure);
     }
   }
 
-  /** This caller's request makes (and pays for) the call, and hands the outcome to those waiting. */
-  async #lead<T extends Received>(
-    storeKey: string,
-    tokenKey: string,
-    ctx: LookupCaller,
-    lease: Lease,
-    fetch: () => Promise<T>,
-    ttlMs: number,
-    outcome: (r: CacheResult) => void,
-  ): Promise<T> {
-    outcome('miss');
-    const store = this.#store!;
-    const keep = this.#options.keep;
-    let record: T;
+  /** This caller's call, paid by its request, and what it hands to those waiting. */
+  async #call(store: LookupStore, tokenKey: string, ttlMs: number): Promise<Handover> {
+    const { enabled: keep, notFoundTtlMs, staleIfErrorMs } = this.options.cache;
     try {
-      await this.#recall(store, tokenKey, ctx.refusals);
-      record = await fetch();
+      await this.#recall(store, tokenKey);
+      const record = await this.fetch();
+      this.#led = { record };
+      // Kept past its time to live (stale-if-error), for when refreshing it finds the upstream down.
+      const entry: Entry<T> = { record, freshUntil: Date.now() + ttlMs };
+      return { entry: JSON.stringify(entry), ttlMs: keep ? ttlMs + staleIfErrorMs : 0 };
     } catch (error) {
+      this.#led = { error };
+      if (!(error instanceof UpstreamError)) return undefined;
+      const failure = JSON.stringify({ failure: upstreamErrorData(error) } satisfies Entry<T>);
       if (error instanceof UpstreamHttpError && error.reason === 'unauthenticated' && !error.withoutCall) {
-        store.keep(rejectedKey(tokenKey), JSON.stringify({ failure: upstreamErrorData(error) } satisfies Entry<T>), REJECTED_TOKEN_MS);
+        store.keep(rejectedKey(tokenKey), failure, REJECTED_TOKEN_MS);
       }
-      if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) {
-        // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
-        lease.abandon();
-      } else if (error instanceof UpstreamError) {
-        // Nothing found is an answer like a record (and billed like one): kept. Any other failure
-        // only reaches the callers that waited on this call.
-        const notFound = error instanceof UpstreamHttpError && error.reason === 'document_not_found';
-        const failure: Entry<T> = { failure: upstreamErrorData(error) };
-        lease.settle(JSON.stringify(failure), notFound && keep ? this.#options.notFoundTtlMs : 0);
-      } else {
-        lease.abandon();
-      }
-      return this.#staleOr(error, storeKey, ctx, outcome);
+      // This caller's own refusal (it left, or is over its share): the next waiter makes the call.
+      if (error instanceof UpstreamUnavailableError && REFUSED_WITHOUT_CALL.has(error.reason)) return undefined;
+      // Nothing found is an answer like a record (and billed like one): kept.
+      const notFound = error instanceof UpstreamHttpError && error.reason === 'document_not_found';
+      return { entry: failure, ttlMs: notFound && keep ? notFoundTtlMs : 0 };
     }
-    const entry: Entry<T> = { record, freshUntil: Date.now() + ttlMs };
-    // Kept past its time to live (stale-if-error), for when refreshing it finds the upstream down.
-    lease.settle(JSON.stringify(entry), keep ? ttlMs + this.#options.staleIfErrorMs : 0);
-    return record;
   }
 
-  /**
-   * stale-if-error (RFC 5861): when the upstream is unavailable, the same token's last good
-   * record, kept past its time to live, is answered instead (marked `stale`); any other failure
-   * is the answer.
-   */
-  async #staleOr<T extends Received>(error: unknown, storeKey: string, ctx: LookupCaller, outcome: (r: CacheResult) => void): Promise<T> {
-    if (!(error instanceof UpstreamUnavailableError) || error.reason === 'client_gone' || !this.#options.keep) throw error;
-    if (this.#options.staleIfErrorMs <= 0) throw error;
-    const text = await this.#store!.peek(storeKey);
+  /** stale-if-error (RFC 5861): while the upstream is unavailable, the token's last good record, marked `stale`. */
+  async #staleOr(store: LookupStore, storeKey: string, error: unknown): Promise<T> {
+    const { enabled, staleIfErrorMs } = this.options.cache;
+    if (!(error instanceof UpstreamUnavailableError) || error.reason === 'client_gone' || !enabled || staleIfErrorMs <= 0) throw error;
+    const text = await store.peek(storeKey);
     const entry = text === undefined ? undefined : entryOf<T>(text);
     if (!entry || !('record' in entry)) throw error;
-    outcome('stale');
-    ctx.onStale?.();
+    this.result = 'stale';
     entry.record.stale = true;
     return entry.record;
   }
 
   /** Once per request, before its first call: whether another request lately had this token rejected. */
-  #recall(store: SharedLookupStore, tokenKey: string, refusals: Refusals | undefined): Promise<void> {
-    if (!refusals) return Promise.resolve();
-    return (refusals.recalled ??= store.peek(rejectedKey(tokenKey)).then((text) => {
+  async #recall(store: LookupStore, tokenKey: string): Promise<void> {
+    const { refusals } = this.ctx;
+    if (!refusals) return;
+    await (refusals.recalled ??= store.peek(rejectedKey(tokenKey)).then((text) => {
       const entry = text === undefined ? undefined : entryOf(text);
       if (entry && 'failure' in entry) refusals.note(upstreamErrorFrom(entry.failure));
     }));

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import type { SharedLookupStore } from '../data/store.js';
+import type { LookupStore } from '../data/cache.js';
 import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE } from '../errors.js';
 import { refuse } from './refuse.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -35,7 +35,7 @@ const PROBE_TIMEOUT_MS = 1000;
  */
 export function readinessOf(
   upstream: UpstreamClient,
-  store: SharedLookupStore | undefined,
+  store: LookupStore | undefined,
   signInKeys: { readonly ready: boolean } | undefined,
   budgets?: { healthy?(): boolean },
 ): () => Promise<Readiness> {

@@ -1,7 +1,7 @@
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import type { ApqStore } from '../data/apq-store.js';
+import type { ApqStore } from './apq-store.js';
 import { gatewayError } from '../errors.js';
 
 /** A document named by `documentId` (the trusted-documents convention: in the body, or in a GET's query string) or by its APQ hash. */

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import { errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { Budget, type BudgetSettings } from '../data/budget.js';
+import { Budget, type BudgetSettings } from '../data/budgets.js';
 import type { BudgetCounter } from '../data/budgets.js';
 import { gatewayError } from '../errors.js';
 import { bearerToken } from '../schema/context.js';

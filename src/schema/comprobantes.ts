@@ -1,8 +1,7 @@
 import { REST } from '../upstream/paths.js';
 import { GraphQLError } from 'graphql';
 import type { Context } from './context.js';
-import { inChunks } from '../data/chunks.js';
-import { paidFor } from '../data/budget.js';
+import { inChunks } from '../upstream/chunks.js';
 import { chunkError, isLocalRefusal, upstreamCodeOf } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ValidacionRecord } from '../upstream/schemas.js';
@@ -39,7 +38,9 @@ async function validate<T>(
     concurrency: ctx.limits.concurrency,
     call: async (part) => {
       // Paid from a signed-in caller's budget at the price list's cost, before it is sent.
-      const record = await paidFor(ctx.call.budget, RECEIPT_PRICE * part.length, ctx.call, (call) => send(part, call));
+      const { budget } = ctx.call;
+      const cost = RECEIPT_PRICE * part.length;
+      const record = await (budget ? budget.pay(cost, ctx.call, (call) => send(part, call)) : send(part, ctx.call));
       // Each call's answer is checked on its own, so that a bad one loses only its own receipts.
       const issue = answerIssue(record, part.length);
       if (issue) throw new UpstreamInvalidResponseError({ path, status: 200, reason: 'record', issues: [issue] });

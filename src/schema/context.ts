@@ -55,12 +55,12 @@ export function bearerToken(header: string | null): string | undefined {
 }
 
 /** Where a request's lookups count their cache hits, stale answers and, with SUNAT's register on, its answers (`localHits`, from 0). */
-function countedIn(state: RequestState, register: boolean | undefined): Pick<LookupCaller, 'onShared' | 'onStale' | 'onLocal'> {
+function countedIn(state: RequestState, register: boolean | undefined): LookupCaller['onResult'] {
   if (register) state.localHits ??= 0;
-  return {
-    onShared: () => state.cacheHits++,
-    onStale: () => state.staleHits++,
-    onLocal: () => (state.localHits = (state.localHits ?? 0) + 1),
+  return (result) => {
+    if (result === 'hit' || result === 'flight') state.cacheHits++;
+    else if (result === 'stale') state.staleHits++;
+    else if (result === 'local') state.localHits = (state.localHits ?? 0) + 1;
   };
 }
 
@@ -87,7 +87,7 @@ export function createContextFactory(options: ContextOptions) {
       noCache: wantsNoCache(request.headers),
       refusals: new Refusals(),
       spend: new OperationSpend(maxOperationCost),
-      ...countedIn(state, register),
+      onResult: countedIn(state, register),
       observe: (info) => {
         state.upstreamCalls.push(info);
         // Checked first: the line's object would be built for nothing at the usual info level.

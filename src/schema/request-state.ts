@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Span } from '@opentelemetry/api';
 import type { UpstreamCallInfo } from '../upstream/client.js';
-import type { Budget } from '../data/budget.js';
+import type { Budget } from '../data/budgets.js';
 
 /** A caller who proved who they are with a JWT (sign-in mode): the plan pays, their budget first. */
 export interface SignedIn {

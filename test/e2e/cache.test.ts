@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContribuyenteDocument, LicenciaDocument, ValidarComprobantesDocument } from '../../operations/generated/graphql.js';
-import { MemoryStore } from '../../src/data/store.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
 import { RECEIPT, startStack, type Stack } from '../helpers.js';
 
@@ -151,56 +150,5 @@ describe('CACHE=off', () => {
       neither.gql(ContribuyenteDocument, { ruc: '20100123453' }),
     ]);
     expect(neither.sandbox.callsTo('/ruc')).toHaveLength(4);
-  });
-});
-
-describe('the embedded store', () => {
-  /** Keeps `entry` under `key` as a lookup's lead would. */
-  const keep = (store: MemoryStore, key: string, entry: string) => {
-    const claim = store.claimNow(key, { read: true });
-    if (claim.kind !== 'lead') throw new Error(`expected to lead ${key}, got ${claim.kind}`);
-    claim.lease.settle(entry, 60_000);
-  };
-  const kept = (store: MemoryStore, key: string) => {
-    const claim = store.claimNow(key, { read: true });
-    if (claim.kind === 'lead') claim.lease.abandon();
-    return claim.kind === 'hit' ? claim.entry : undefined;
-  };
-
-  it('is bounded by entries', () => {
-    const store = new MemoryStore({ maxEntries: 3 });
-    for (const k of ['a', 'b', 'c', 'd']) keep(store, k, 'x');
-    expect(store.size).toBe(3);
-    expect(kept(store, 'a')).toBeUndefined();
-    expect(kept(store, 'd')).toBe('x');
-  });
-
-  it('is bounded by bytes', () => {
-    const store = new MemoryStore({ maxEntries: 1000, maxBytes: 10_000 });
-    for (let i = 0; i < 10; i++) keep(store, `k${i}`, 'x'.repeat(1000));
-    expect(store.size).toBeLessThanOrEqual(4); // 2 bytes a character: at most 4 of these fit
-    keep(store, 'huge', 'x'.repeat(20_000));
-    expect(kept(store, 'huge')).toBeUndefined();
-  });
-
-  it('lets one caller lead a key, hands its outcome to those waiting, and passes the lead on when it gives up', async () => {
-    const store = new MemoryStore();
-    const first = store.claimNow('k', { read: true });
-    const second = store.claimNow('k', { read: true });
-    const third = store.claimNow('k', { read: true });
-    expect([first.kind, second.kind, third.kind]).toEqual(['lead', 'wait', 'wait']);
-    if (first.kind !== 'lead' || second.kind !== 'wait' || third.kind !== 'wait') return;
-    first.lease.abandon();
-    const promoted = await second.next;
-    expect(promoted.kind).toBe('lead');
-    if (promoted.kind === 'lead') promoted.lease.settle('answer', 0);
-    expect(await third.next).toEqual({ kind: 'hit', entry: 'answer' });
-    // Settled with no time to live: handed over, not kept.
-    expect(store.claimNow('k', { read: true }).kind).toBe('lead');
-  });
-
-  it('with coalescing off, lets every caller lead', () => {
-    const store = new MemoryStore({ coalesce: false });
-    expect([store.claimNow('k', { read: true }).kind, store.claimNow('k', { read: true }).kind]).toEqual(['lead', 'lead']);
   });
 });

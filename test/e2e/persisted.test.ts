@@ -9,7 +9,8 @@ import { persistedExchange } from '@urql/exchange-persisted';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { EjemploDocument, ValidarComprobantesTextoDocument } from '../../operations/generated/graphql.js';
-import { memoryApqStore, redisApqStore } from '../../src/data/apq-store.js';
+import { memoryApqStore, redisApqStore } from '../../src/pipeline/apq-store.js';
+import { RedisLink } from '../../src/data/redis.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { post as postTo, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
 
@@ -168,7 +169,8 @@ describe('automatic persisted queries', () => {
       // Redis is stopped on purpose in some tests: its errors are expected, not unhandled.
       inspect.on('error', () => undefined);
       await inspect.flushall();
-      const store = redisApqStore({ url: redis.url, maxEntries: 3, maxBytes: 1000, ttlMs: 60_000 });
+      const links = [new RedisLink({ url: redis.url }), new RedisLink({ url: redis.url })];
+      const store = redisApqStore(links[0]!, { maxEntries: 3, maxBytes: 1000 }, 60_000);
       // Commands fail until the store's connection is up (no offline queue): wait for it.
       for (let i = 0; i < 100 && (await store.set('probe', 'x'), await store.get('probe')) !== 'x'; i++)
         await new Promise((r) => setTimeout(r, 20));
@@ -183,13 +185,13 @@ describe('automatic persisted queries', () => {
       // Over the bound alone: not kept at all.
       await store.set('huge', 'x'.repeat(1001));
       expect(await store.get('huge')).toBeNull();
-      const brief = redisApqStore({ url: redis.url, maxEntries: 3, maxBytes: 1000, ttlMs: 50 });
+      const brief = redisApqStore(links[1]!, { maxEntries: 3, maxBytes: 1000 }, 50);
       for (let i = 0; i < 100 && (await brief.get('e4')) !== 'x'; i++) await new Promise((r) => setTimeout(r, 20));
       await brief.set('brief', 'x');
       expect(await brief.get('brief')).toBe('x');
       await new Promise((r) => setTimeout(r, 80));
       expect(await brief.get('brief')).toBeNull();
-      await Promise.all([store.close?.(), brief.close?.()]);
+      await Promise.all(links.map((l) => l.close()));
       inspect.disconnect();
     });
   });

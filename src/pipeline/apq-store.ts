@@ -1,12 +1,11 @@
 import { LRUCache } from 'lru-cache';
-import { DEFAULTS } from '../config.js';
-import { connectRedis, type RedisTarget } from './redis-connection.js';
+import { DEFAULTS, type Config } from '../config.js';
+import type { RedisLink } from '../data/redis.js';
 
 /** Where automatic persisted queries are kept, by hash: the interface @graphql-yoga/plugin-apq asks for. */
 export interface ApqStore {
   get(hash: string): Promise<string | null | undefined> | string | null | undefined;
   set(hash: string, query: string): Promise<unknown> | unknown;
-  close?(): Promise<void>;
 }
 
 /** How many documents, and how many bytes of them, a store keeps: anyone, token or not, can register one. */
@@ -71,29 +70,27 @@ local expires = redis.call('zscore', KEYS[2], ARGV[1])
 if not expires or tonumber(expires) <= now then return false end
 return redis.call('hget', KEYS[1], ARGV[1])`;
 
-export interface RedisApqOptions extends ApqBounds, RedisTarget {
-  /** How long a document is kept after it was registered. @default 86400000 (24 h) */
-  ttlMs?: number;
-  /** Told of a command that failed (the client then sends the document again: no request fails). */
-  onError?: (error: Error) => void;
-}
+/** How long a document is kept after it was registered. */
+const APQ_TTL_MS = 24 * 3600_000;
 
 /**
  * Shared by every instance through Redis, bounded there as in memory, each entry for a day. A
  * Redis that is down or full answers "not found", so the client sends the document again: it
  * never fails a request.
  */
-export function redisApqStore(options: RedisApqOptions): ApqStore {
-  const redis = connectRedis(options, 500);
-  redis.on('error', () => undefined); // the lookup store logs Redis's state; this one counts its failed commands
+export function redisApqStore(link: Pick<RedisLink, 'redis' | 'problem'>, bounds: ApqBounds, ttlMs = APQ_TTL_MS): ApqStore {
   const failed = (error: Error) => {
-    options.onError?.(error);
+    link.problem('apq', error);
     return null;
   };
-  const ttlMs = options.ttlMs ?? 24 * 3600_000;
   return {
-    get: (hash) => (redis.eval(GET, 2, DOCS, EXPIRY, hash) as Promise<string | null>).catch(failed),
-    set: (hash, query) => redis.eval(SET, 3, DOCS, EXPIRY, BYTES, hash, query, ttlMs, options.maxEntries, options.maxBytes).catch(failed),
-    close: async () => void (await redis.quit().catch(() => redis.disconnect())),
+    get: (hash) => (link.redis.eval(GET, 2, DOCS, EXPIRY, hash) as Promise<string | null>).catch(failed),
+    set: (hash, query) =>
+      link.redis.eval(SET, 3, DOCS, EXPIRY, BYTES, hash, query, ttlMs, bounds.maxEntries, bounds.maxBytes).catch(failed),
   };
+}
+
+/** Where registered persisted queries are kept: Redis when there is one (bounded apart from the lookups), else memory. */
+export function createApqStore(config: Config, link: RedisLink | undefined): ApqStore {
+  return link ? redisApqStore(link, config.persistedQueries) : memoryApqStore(config.persistedQueries);
 }
