@@ -68,7 +68,6 @@ export function createApp(config: Config, options: AppOptions): App {
   const { logger, metrics = new Metrics() } = options;
   const tracing = options.tracing ?? (config.otelEndpoint ? Tracing.otlp(config.otelEndpoint) : undefined);
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
-  metrics.upstreamLoad(() => upstream.load);
   const link = createRedisLink(config, { logger, metrics });
   const store = createStore(config, link);
   const register = config.padron && startRegister(config.padron, logger, (state) => metrics.padron(state));
@@ -225,11 +224,11 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
   ];
 }
 
-/** The REST client of config.upstream, its calls and breaker changes reported. */
+/** The REST client of config.upstream, its calls, breaker changes and load reported. */
 function createUpstream(config: Config, metrics: Metrics, logger: Logger): UpstreamClient {
   const { baseUrl } = config.upstream;
   if (!baseUrl) throw new TypeError('createApp needs config.upstream.baseUrl');
-  return new UpstreamClient({
+  const upstream: UpstreamClient = new UpstreamClient({
     ...config.upstream,
     baseUrl,
     onCall: (call) => metrics.upstreamCall(call),
@@ -238,6 +237,8 @@ function createUpstream(config: Config, metrics: Metrics, logger: Logger): Upstr
       (change.state === 'closed' ? logger.info : logger.warn).call(logger, { breaker: change }, `circuit breaker ${change.state}`);
     },
   });
+  metrics.upstreamLoad(() => upstream.load);
+  return upstream;
 }
 
 /** The lookups, through the cache and the store where they meet, with config.cache's settings. */

@@ -45,6 +45,9 @@ async function main() {
       'AUTH_JWKS_URL without AUTH_ISSUER or AUTH_AUDIENCE: any token its keys signed is taken; set both (NODE_ENV=production requires them)',
     );
   }
+  if (config.cache.redisUrl && !config.cache.keySecret) {
+    logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
+  }
   // The sandbox's banner once the port is ours: a port in use is then the last thing said.
   const onListening = sandbox ? () => announceSandbox(logger, sandbox) : undefined;
   serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox, onListening });

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { KEY_PREFIX } from './cache.js';
 import type { RedisLink } from './redis.js';
 import type { UpstreamCallInfo } from '../upstream/client.js';
+import type { AuthConfig } from '../config/auth.js';
 
 /** A subject's standing, as `extensions.cost.budget` and BUDGET_EXCEEDED's `extensions.budget` say it. */
 export interface Standing {
@@ -30,12 +31,8 @@ export class BudgetUnavailableError extends Error {
   }
 }
 
-export interface BudgetSettings {
-  /** Plan queries a subject may spend in a window (BUDGET_QUERIES). */
-  queries: number;
-  /** The window (BUDGET_WINDOW_MS); windows start at its multiples since the epoch. */
-  windowMs: number;
-}
+/** BUDGET_QUERIES per BUDGET_WINDOW_MS; windows start at its multiples since the epoch. */
+export type BudgetSettings = Pick<NonNullable<AuthConfig['budget']>, 'queries' | 'windowMs'>;
 
 /** How long a window's count outlives its end: a charge sent at the last moment still finds it. */
 const KEPT_PAST_WINDOW_MS = 60_000;

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Found, RedisCache } from './redis-cache.js';
+import type { Config } from '../config.js';
 
 /** Keys of this entry format: a new format takes a new prefix. The rest of a key is one Cluster hash tag, its lock's slot too. */
 export const KEY_PREFIX = 'gw4:';
@@ -7,14 +8,8 @@ export const KEY_PREFIX = 'gw4:';
 /** What a lead hands to those waiting, kept `ttlMs` (0: handed over only); undefined when it gave the call up. */
 export type Handover = { entry: string; ttlMs: number } | undefined;
 
-export interface LookupStoreOptions {
-  maxEntries: number;
-  /** Bytes of keys and values together, counted as UTF-16 (2 bytes a character). */
-  maxBytes: number;
-  /** Join calls in flight (COALESCE); off, every miss leads its own call. */
-  coalesce: boolean;
-  shared?: RedisCache | undefined;
-}
+/** Bytes are counted as UTF-16 (2 a character); without `coalesce` (COALESCE=off) every miss makes its own call. */
+export type LookupStoreOptions = Pick<Config['cache'], 'maxEntries' | 'maxBytes' | 'coalesce'> & { shared?: RedisCache | undefined };
 
 /**
  * Where lookups meet: an LRU of answers and a map of this process's calls in flight, in front of Redis when instances share
@@ -64,7 +59,6 @@ export class LookupStore {
     }
   }
 
-  /** A kept entry, without joining or leading anything. */
   async peek(key: string): Promise<string | undefined> {
     const entry = this.#lru.get(key);
     if (entry !== undefined || !this.#shared || this.#shared.link.inTrouble()) return entry;

@@ -14,8 +14,6 @@ import {
 import type { RucRecord } from '../upstream/schemas.js';
 import { LOOKUPS, type LookupOp, type RecordOf } from '../upstream/lookups.js';
 import type { Config } from '../config.js';
-export type { LookupOp } from '../upstream/lookups.js';
-export { KEY_PREFIX } from './cache.js';
 
 export interface LookupsOptions {
   store: LookupStore | undefined;

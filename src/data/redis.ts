@@ -32,11 +32,15 @@ export class RedisLink {
   constructor(private readonly options: RedisLinkOptions) {
     this.redis = connect(options);
     // Without an 'error' listener ioredis would crash the process; with it, one log line per change.
-    const down = (error?: Error) => this.#tell('down', error);
+    const tell = (state: 'up' | 'down', error?: Error) => {
+      if (this.#state === state || this.#closing) return;
+      this.#state = state;
+      options.onState?.(state, error);
+    };
     this.redis
-      .on('error', down)
-      .on('close', down)
-      .on('ready', () => this.#tell('up'));
+      .on('error', (error: Error) => tell('down', error))
+      .on('close', () => tell('down'))
+      .on('ready', () => tell('up'));
   }
 
   /** A connection of its own for pub/sub, as Redis requires, made on first use. */
@@ -62,12 +66,6 @@ export class RedisLink {
     this.#closing = true;
     this.redis.disconnect();
     this.#subscriber?.disconnect();
-  }
-
-  #tell(state: 'up' | 'down', error?: Error): void {
-    if (this.#state === state || this.#closing) return;
-    this.#state = state;
-    this.options.onState?.(state, error);
   }
 }
 

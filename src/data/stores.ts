@@ -12,9 +12,6 @@ export function createRedisLink(config: Config, deps: { logger: Logger; metrics:
   const { redisUrl, redisCluster } = config.cache;
   if (!redisUrl) return undefined;
   const { logger } = deps;
-  if (!config.cache.keySecret) {
-    logger.warn('REDIS_URL without CACHE_KEY_SECRET: cache keys hold a plain SHA-256 of each token; set a secret shared by all instances');
-  }
   return new RedisLink({
     url: redisUrl,
     cluster: redisCluster,

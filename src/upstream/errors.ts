@@ -253,7 +253,7 @@ export function isUpstreamError(error: unknown): error is UpstreamError {
 
 /** An upstream failure as plain data, to hand to callers in other processes that joined the call. */
 export interface UpstreamErrorData {
-  /** The code's short name: the format kept in shared stores, which other versions read (src/data/store.ts's KEY_PREFIX). */
+  /** The code's short name: the format kept in shared stores, which other versions read (src/data/cache.ts's KEY_PREFIX). */
   kind: UpstreamErrorKind;
   path: string;
   status?: number | undefined;

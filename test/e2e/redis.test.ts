@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CheckoutDocument, ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
-import { KEY_PREFIX } from '../../src/data/lookups.js';
+import { KEY_PREFIX } from '../../src/data/cache.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
 
