@@ -98,7 +98,7 @@ describe('PADRON', () => {
   });
 });
 
-describe('npm start on a HOST it cannot listen on', () => {
+describe.concurrent('npm start on a HOST it cannot listen on', () => {
   it.each([
     ['does not resolve', 'no.such.host.invalid', 68, 'HOST no.such.host.invalid does not resolve (ENOTFOUND)'],
     ['is not an address of this machine', '192.0.2.1', 69, 'HOST 192.0.2.1 is not an address of this machine (EADDRNOTAVAIL)'],
@@ -117,7 +117,7 @@ describe('npm start on a HOST it cannot listen on', () => {
   });
 });
 
-describe('npm start with a configuration it refuses', () => {
+describe.concurrent('npm start with a configuration it refuses', () => {
   /** Starts src/main.ts with `env`, and resolves with its exit code and everything it wrote. */
   async function refused(env: Record<string, string>) {
     const child = spawnTracked(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -53,7 +53,7 @@ function gatewayProcesses(pgid: number): string[] {
   return found;
 }
 
-describe('npm start with its output read by a reader that leaves', () => {
+describe.concurrent('npm start with its output read by a reader that leaves', () => {
   it('before it is up (npm start 2>&1 | head -n 3): starts, serves, and ends every process on SIGTERM to the group', async () => {
     const port = await freePort();
     const child = spawnTracked('sh', ['-c', 'npm start 2>&1 | head -n 3 >/dev/null'], {
