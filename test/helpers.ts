@@ -109,7 +109,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: 'debug',
     // Most tests count the calls one operation makes; the cache's own tests turn it on.
     CACHE: 'off',
-    // CI runs the end-to-end suite again through Yoga alone: HTTP_FAST_PATH=off npx vitest run
+    // test/e2e/fast-path.test.ts compares both paths answer by answer; HTTP_FAST_PATH=off runs any file through Yoga alone.
     HTTP_FAST_PATH: process.env['HTTP_FAST_PATH'] ?? 'on',
     ...options.env,
   });
