@@ -227,7 +227,11 @@ async function beforeRows(rows: Row[], node: string, log: (m: string) => void): 
       ]),
     },
   ];
-  for (const { latencyMs, loads } of phases) {
+  // BENCH_SCENARIOS=g,r: only those scenarios' letters, to measure one change quickly.
+  const only = process.env['BENCH_SCENARIOS']?.split(',');
+  const picked = (scenario: string) => !only || only.includes(scenario.slice(1, scenario.indexOf(')')));
+  for (const phase of phases) phase.loads = phase.loads.filter(([scenario]) => picked(scenario));
+  for (const { latencyMs, loads } of phases.filter((p) => p.loads.length > 0)) {
     const sandbox = await start('sandbox', node, 'dist/bench/sandbox.js', { LATENCY_MS: String(latencyMs) });
     for (const [scenario, l, local] of loads) {
       log(`${scenario}: this build beside BENCH_BEFORE`);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { CORSOptions } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -247,8 +246,7 @@ function createLookups(config: Config, { upstream, store, metrics, register }: P
     store,
     register,
     cache: config.cache,
-    // Instances sharing Redis must agree on keys; alone, a secret of this process's own.
-    keySecret: config.cache.keySecret ?? (store?.kind === 'redis' ? undefined : randomBytes(32).toString('hex')),
+    keySecret: config.cache.keySecret,
     onResult: (op, result) => {
       if (result !== 'off') metrics.cacheLookup(op, result);
     },

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { KEY_PREFIX, type Handover, type LookupStore } from './cache.js';
 import type { Budget } from './budgets.js';
 import type { UpstreamCaller, UpstreamClient } from '../upstream/client.js';
@@ -60,20 +60,20 @@ export class CachedLookups {
     private readonly options: LookupsOptions,
   ) {}
 
-  /** What stands for the token in cache keys: HMAC-SHA-256 with the server secret (or SHA-256). */
+  /** What stands for the token in cache keys: HMAC-SHA-256 with CACHE_KEY_SECRET, else SHA-256 in one call, far cheaper (docs/performance.md). */
   tokenKey(token: string | undefined): string | undefined {
     if (!token || !this.options.store) return undefined;
     const secret = this.options.keySecret;
-    return (secret ? createHmac('sha256', secret) : createHash('sha256')).update(token).digest('base64url');
+    return secret ? createHmac('sha256', secret).update(token).digest('base64url') : hash('sha256', token, 'base64url');
   }
 
   /** One lookup (a row of src/upstream/lookups.ts) of one checked key. */
   lookup<Op extends LookupOp>(op: Op, key: string, ctx: LookupCaller): Promise<Received<RecordOf<Op>>>;
-  async lookup(op: LookupOp, key: string, ctx: LookupCaller): Promise<Received> {
+  lookup(op: LookupOp, key: string, ctx: LookupCaller): Promise<Received> {
     const row = LOOKUPS[op];
     // A row the register answers is looked up by RUC, and its record is the register's.
     const local = row.register ? this.fromRegister(key, op, ctx) : undefined;
-    if (local) return local;
+    if (local) return Promise.resolve(local);
     const call = (c: LookupCaller): Promise<Received> => this.client.lookup(op, key, c);
     const { budget } = ctx;
     const fetch = budget ? () => budget.pay(row.price, ctx, call) : () => call(ctx);
