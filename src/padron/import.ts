@@ -198,7 +198,8 @@ export async function fillIndex(
     throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
   }
   if (rows < rowsInUse * LIMITS.rowsKept) throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
-  return { dateMs: fetched.lastModified ?? modified.getTime(), rows, skipped, lastKey };
+  // A date past now is a mirror's error or a forgery: believed, it would never go stale (issue 43).
+  return { dateMs: Math.min(fetched.lastModified ?? modified.getTime(), Date.now()), rows, skipped, lastKey };
 }
 
 /** Removes what one import downloaded. */

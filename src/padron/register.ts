@@ -87,10 +87,12 @@ export class Register {
     }
   }
 
-  /** Whether the register in use may answer (it exists and is young enough). */
+  /** Whether the register in use may answer: it exists, and is young enough but not from the future. */
   #usable(): Version | undefined {
     const version = this.#current;
-    return version && Date.now() - version.meta.dateMs <= this.#options.maxAgeMs ? version : undefined;
+    const age = version && Date.now() - version.meta.dateMs;
+    // A minute's grace for the clock stepping back; an index dated later than that was never believed.
+    return age !== undefined && age >= -60_000 && age <= this.#options.maxAgeMs ? version : undefined;
   }
 
   #unnamed = (code: string) => this.#options.logger.warn({ ubigeo: code }, 'padron: a location code the table does not name');
@@ -115,7 +117,9 @@ export class Register {
       this.#progress = undefined;
     };
     try {
-      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, this.#current?.meta.dateMs, signal, progress);
+      // An index dated past now (written before dates were checked) asks for everything: a 304 would pin it.
+      const since = this.#current && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
+      const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, since, signal, progress);
       if (!fetched) {
         this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
         ended();

@@ -11,12 +11,19 @@ import { PADRON_ZIP } from '../../src/padron/sources.js';
 import { sandboxRegisters } from '../../src/sandbox/padron.js';
 
 /** A mirror of the sandbox's five zips, the padrón sent in `parts` over `overMs`; `broken` serves bytes no zip reader takes. */
-async function mirror(overMs: number, parts = 10, broken = false): Promise<{ url: URL; server: Server }> {
+async function mirror(
+  overMs: number,
+  parts = 10,
+  broken = false,
+  lastModified?: string,
+): Promise<{ url: URL; server: Server; since: (string | undefined)[] }> {
   const zips = await sandboxRegisters(new Date(Date.now() - 3_600_000));
+  const since: (string | undefined)[] = [];
   const server = createServer((req, res) => {
     const zip = zips.get((req.url ?? '').slice(1));
     if (!zip) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-length': zip.length });
+    if (req.url!.endsWith(PADRON_ZIP)) since.push(req.headers['if-modified-since']);
+    res.writeHead(200, { 'content-length': zip.length, ...(lastModified ? { 'last-modified': lastModified } : {}) });
     const body = broken ? Buffer.alloc(zip.length, 7) : zip;
     if (!req.url!.endsWith(PADRON_ZIP)) return void res.end(body);
     const size = Math.ceil(body.length / parts);
@@ -29,7 +36,7 @@ async function mirror(overMs: number, parts = 10, broken = false): Promise<{ url
     next();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`), server };
+  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`), server, since };
 }
 
 function logged(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -86,5 +93,26 @@ describe('what the register says while it imports', () => {
     const failed = lines.find((l) => String(l['msg']).startsWith('padron: import failed'))!;
     expect(failed['msg']).toBe('padron: import failed; there is no register yet, so the service answers');
     expect(failed['padron']).toMatchObject({ state: 'empty', importing: false, lastImport: { result: 'failed' } });
+  });
+});
+
+describe('a register from the future', () => {
+  it("is not believed: a mirror's Last-Modified of year 9999 dates it no later than now, and it is asked again as of then", async () => {
+    const { url, server, since } = await mirror(0, 1, false, 'Fri, 31 Dec 9999 23:59:59 GMT');
+    const { logger } = logged();
+    const register = new Register({ source: url, dir: join(dir, 'future'), maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger });
+    try {
+      await register.refresh();
+      const { state, date, ageMs } = register.state();
+      expect(state).toBe('ready');
+      expect(Date.parse(date!)).toBeLessThanOrEqual(Date.now());
+      expect(ageMs).toBeGreaterThanOrEqual(0);
+      await register.refresh();
+      // The next refresh asks as of a date that has been, so a fixed mirror is heard.
+      expect(Date.parse(since.at(-1)!)).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await register.close();
+      server.close();
+    }
   });
 });
