@@ -73,7 +73,11 @@ async function eachLine(zipPath: string, maxBytes: number, onLine: (line: string
   try {
     const lines = createInterface({ input: text, crlfDelay: Infinity });
     const read = (async () => {
-      for await (const line of lines) onLine(line);
+      for await (const line of lines) {
+        // A long line between two short ones of one chunk is past the transform's check (ISO-8859-1: a byte a character).
+        if (line.length > LIMITS.lineBytes) throw new Error(`${basename(zipPath)}: a line over ${LIMITS.lineBytes} bytes`);
+        onLine(line);
+      }
     })();
     await Promise.all([piped, read]);
     return modified;
@@ -170,10 +174,10 @@ export async function fillIndex(
         } else if (db.get(key) === undefined) {
           db.putSync(key, value);
           rows++;
-        } else {
-          db.putSync(key, value);
-          skipped.duplicate++;
+        } else if (++skipped.duplicate > LIMITS.skippedMax) {
+          throw new Error(`over ${LIMITS.skippedMax} RUCs listed again: not SUNAT's register`);
         }
+        // A RUC listed again keeps its first line: a later one may be an impostor's name.
       }
     });
   };
@@ -196,6 +200,9 @@ export async function fillIndex(
   if (batch.length) flush();
   if (skips > Math.max(100, lines * LIMITS.skippedShare)) {
     throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
+  }
+  if (skipped.duplicate > Math.max(100, lines * LIMITS.skippedShare)) {
+    throw new Error(`${skipped.duplicate} of ${lines - 1} lines list a RUC again: not SUNAT's register`);
   }
   if (rows < rowsInUse * LIMITS.rowsKept) throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
   // A date past now is a mirror's error or a forgery: believed, it would never go stale (issue 43).

@@ -64,4 +64,34 @@ describe('fillIndex', () => {
       await db.close();
     }
   });
+
+  it('stops at a long line wherever it falls, between short lines of one chunk too', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`k${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const padron = await zip('inside.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(6_000)}\n${ROW}\n`);
+    const db = open<string, string>({ path: join(dir, 'index4'), encoding: 'string' });
+    try {
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() })).rejects.toThrow(/inside.zip: a line over 4096 bytes/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('keeps the first line of a RUC listed twice (a later one is no impostor) and counts it; refuses a register of duplicates', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`d${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const impostor = ROW.replace('COMERCIAL ANDINA S.A.C.', 'IMPOSTOR S.A.');
+    const other = '20622222222|INVERSIONES PEÑA S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|';
+    const twice = await zip('twice.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${other}\n${impostor}\n`);
+    const copies = await zip('copies.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${Array.from({ length: 500 }, () => ROW).join('\n')}\n`);
+    const db = open<string, string>({ path: join(dir, 'index5'), encoding: 'string' });
+    const db2 = open<string, string>({ path: join(dir, 'index6'), encoding: 'string' });
+    try {
+      const filled = await fillIndex(db, { padron: twice, flags, lastModified: 1 });
+      expect(filled).toMatchObject({ rows: 2, skipped: { duplicate: 1 } });
+      expect(db.get('20100123453')?.startsWith('COMERCIAL ANDINA S.A.C.|')).toBe(true);
+      await expect(fillIndex(db2, { padron: copies, flags, lastModified: 1 })).rejects.toThrow(/499 of 500 lines list a RUC again: not SUNAT's register/);
+    } finally {
+      await db.close();
+      await db2.close();
+    }
+  });
 });
