@@ -126,7 +126,8 @@ export class Register {
         logger.info({ padron: this.state() }, 'padron: unchanged since the register in use');
         return;
       }
-      const rowsInUse = this.#current?.meta.rows ?? 0;
+      // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
+      const rowsInUse = this.#usable()?.meta.rows ?? 0;
       const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse, progress }), started, signal);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
 import { Register } from '../../src/padron/register.js';
 import { PADRON_ZIP } from '../../src/padron/sources.js';
 import { sandboxRegisters } from '../../src/sandbox/padron.js';
@@ -110,6 +111,45 @@ describe('a register from the future', () => {
       await register.refresh();
       // The next refresh asks as of a date that has been, so a fixed mirror is heard.
       expect(Date.parse(since.at(-1)!)).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await register.close();
+      server.close();
+    }
+  });
+});
+
+/** A zip of one entry, `text` in ISO-8859-1, dated `at`. */
+async function zipOf(entry: string, text: string, at: Date): Promise<Buffer> {
+  const file = new yazl.ZipFile();
+  file.addBuffer(Buffer.from(text, 'latin1'), entry, { mtime: at });
+  file.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('a stale register', () => {
+  it('does not block a fresh one, however much smaller: it answers nothing anyway', async () => {
+    let zips = await sandboxRegisters(new Date(Date.now() - 3_600_000));
+    const server = createServer((req, res) => {
+      const zip = zips.get((req.url ?? '').slice(1));
+      res.writeHead(zip ? 200 : 404).end(zip);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const { logger } = logged();
+    // An hour old and kept 30 minutes: stale once imported.
+    const register = new Register({ source: url, dir: join(dir, 'stale'), maxAgeMs: 1_800_000, refreshMs: 3_600_000, logger });
+    try {
+      await register.refresh();
+      expect(register.state()).toMatchObject({ state: 'stale' });
+      const header = 'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
+      const row = '20100123453|COMERCIAL ANDINA S.A.C.|ACTIVO|HABIDO|150131|AV.|JAVIER PRADO ESTE|-|-|1234|-|-|-|-|-|';
+      zips = new Map(zips);
+      zips.set(PADRON_ZIP, await zipOf('padron_reducido_ruc.txt', `${header}\n${row}\n`, new Date()));
+      await register.refresh();
+      expect(register.state()).toMatchObject({ state: 'ready', rows: 1 });
+      expect(register.ruc('20100123453')?.nombre_o_razon_social).toBe('COMERCIAL ANDINA S.A.C.');
     } finally {
       await register.close();
       server.close();
