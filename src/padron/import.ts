@@ -65,7 +65,7 @@ function openText(zipPath: string): Promise<{ stream: Readable; modified: Date; 
  * Each line of a zip's text, decoded from ISO-8859-1; lines end with LF, CRLF or a lone CR. The
  * zip is closed and its streams destroyed however it ends, `onLine` throwing included.
  */
-async function eachLine(zipPath: string, maxBytes: number, onLine: (line: string) => void): Promise<Date> {
+async function eachLine(zipPath: string, maxBytes: number, onLine: (line: string) => void, signal?: AbortSignal): Promise<Date> {
   const { stream, modified, close } = await openText(zipPath);
   const text = bounded(basename(zipPath), maxBytes);
   text.setEncoding('latin1');
@@ -74,6 +74,8 @@ async function eachLine(zipPath: string, maxBytes: number, onLine: (line: string
     const lines = createInterface({ input: text, crlfDelay: Infinity });
     const read = (async () => {
       for await (const line of lines) {
+        // Looked at on every line: a stop or the deadline must not wait for a batch that blank or skipped lines never fill.
+        signal?.throwIfAborted();
         // A long line between two short ones of one chunk is past the transform's check (ISO-8859-1: a byte a character).
         if (line.length > LIMITS.lineBytes) throw new Error(`${basename(zipPath)}: a line over ${LIMITS.lineBytes} bytes`);
         onLine(line);
@@ -105,14 +107,19 @@ function bounded(name: string, maxBytes: number): Transform {
 }
 
 /** Each flag register's RUCs, sorted, as numbers: 8 bytes a RUC, where a Map of texts holds an object and a string for each. */
-async function readFlags(paths: readonly string[]): Promise<Float64Array[]> {
+async function readFlags(paths: readonly string[], signal?: AbortSignal): Promise<Float64Array[]> {
   const registers: Float64Array[] = [];
   for (const path of paths) {
     const rucs: number[] = [];
-    await eachLine(path, LIMITS.flagBytes, (line) => {
-      const ruc = flagLine(line);
-      if (ruc && rucs.push(Number(ruc)) > LIMITS.flagRows) throw new Error(`${basename(path)}: over ${LIMITS.flagRows} RUCs`);
-    });
+    await eachLine(
+      path,
+      LIMITS.flagBytes,
+      (line) => {
+        const ruc = flagLine(line);
+        if (ruc && rucs.push(Number(ruc)) > LIMITS.flagRows) throw new Error(`${basename(path)}: over ${LIMITS.flagRows} RUCs`);
+      },
+      signal,
+    );
     registers.push(Float64Array.from(rucs).sort());
   }
   return registers;
@@ -151,7 +158,7 @@ export async function fillIndex(
   { signal, rowsInUse = 0, progress }: { signal?: AbortSignal; rowsInUse?: number; progress?: ImportProgress } = {},
 ): Promise<Filled> {
   if (progress) progress.phase = 'indexing';
-  const flags = await readFlags(fetched.flags);
+  const flags = await readFlags(fetched.flags, signal);
   const skipped: SkipCount = { fields: 0, ruc: 0, name: 0, duplicate: 0 };
   let rows = 0;
   let lines = 0;
@@ -181,22 +188,27 @@ export async function fillIndex(
       }
     });
   };
-  const modified = await eachLine(fetched.padron, LIMITS.padronBytes, (line) => {
-    const row = padronLine(line);
-    // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
-    if (progress) progress.linesRead++;
-    if (lines++ === 0 && row === 'ruc') return;
-    if (typeof row === 'string') {
-      if (line.trim() === '') return;
-      skipped[row]++;
-      if (++skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
-      return;
-    }
-    batch.push([row.ruc, `${row.columns}|${flagText(flags, row.ruc)}`]);
-    lastKey = row.ruc;
-    if (batch.length + rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
-    if (batch.length >= ROWS_PER_TRANSACTION) flush();
-  });
+  const modified = await eachLine(
+    fetched.padron,
+    LIMITS.padronBytes,
+    (line) => {
+      const row = padronLine(line);
+      // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
+      if (progress) progress.linesRead++;
+      if (lines++ === 0 && row === 'ruc') return;
+      if (typeof row === 'string') {
+        if (line.trim() === '') return;
+        skipped[row]++;
+        if (++skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
+        return;
+      }
+      batch.push([row.ruc, `${row.columns}|${flagText(flags, row.ruc)}`]);
+      lastKey = row.ruc;
+      if (batch.length + rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
+      if (batch.length >= ROWS_PER_TRANSACTION) flush();
+    },
+    signal,
+  );
   if (batch.length) flush();
   if (skips > Math.max(100, lines * LIMITS.skippedShare)) {
     throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
@@ -204,8 +216,9 @@ export async function fillIndex(
   if (skipped.duplicate > Math.max(100, lines * LIMITS.skippedShare)) {
     throw new Error(`${skipped.duplicate} of ${lines - 1} lines list a RUC again: not SUNAT's register`);
   }
-  if (rows < rowsInUse * LIMITS.rowsKept) throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
-  // A date past now is a mirror's error or a forgery: believed, it would never go stale (issue 43).
+  if (rows < rowsInUse * LIMITS.rowsKept)
+    throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
+  // A date past now is a mirror's error or a forgery: believed, it would never go stale.
   return { dateMs: Math.min(fetched.lastModified ?? modified.getTime(), Date.now()), rows, skipped, lastKey };
 }
 

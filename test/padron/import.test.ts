@@ -21,7 +21,8 @@ async function zip(name: string, entry: string, text: string): Promise<string> {
   return path;
 }
 
-const HEADER = 'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
+const HEADER =
+  'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
 const ROW = '20100123453|COMERCIAL ANDINA S.A.C.|ACTIVO|HABIDO|150131|AV.|JAVIER PRADO ESTE|-|-|1234|-|-|-|-|-|';
 
 describe('fillIndex', () => {
@@ -37,7 +38,9 @@ describe('fillIndex', () => {
   });
 
   it('reads lines ended by LF, CRLF or a lone CR alike, and ISO-8859-1', async () => {
-    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`g${i}.zip`, 'f.txt', `Ruc|Nombre/Razon|A partir del|Resolucion|\r20100123453|X|01/01/2020|R|\r`)));
+    const flags = await Promise.all(
+      [0, 1, 2, 3].map((i) => zip(`g${i}.zip`, 'f.txt', `Ruc|Nombre/Razon|A partir del|Resolucion|\r20100123453|X|01/01/2020|R|\r`)),
+    );
     const enye = '20622222222|INVERSIONES PEÑA S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|';
     const padron = await zip('ends.zip', 'padron_reducido_ruc.txt', `${HEADER}\r\n${ROW}\r${enye}\n`);
     const db = open<string, string>({ path: join(dir, 'index2'), encoding: 'string' });
@@ -58,8 +61,12 @@ describe('fillIndex', () => {
     const small = await zip('small.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index3'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron: noisy, flags, lastModified: 1 })).rejects.toThrow(/200 of 202 lines skipped: not SUNAT's register/);
-      await expect(fillIndex(db, { padron: small, flags, lastModified: 1 }, { rowsInUse: 18_000_000 })).rejects.toThrow(/not a whole register/);
+      await expect(fillIndex(db, { padron: noisy, flags, lastModified: 1 })).rejects.toThrow(
+        /200 of 202 lines skipped: not SUNAT's register/,
+      );
+      await expect(fillIndex(db, { padron: small, flags, lastModified: 1 }, { rowsInUse: 18_000_000 })).rejects.toThrow(
+        /not a whole register/,
+      );
     } finally {
       await db.close();
     }
@@ -88,10 +95,29 @@ describe('fillIndex', () => {
       const filled = await fillIndex(db, { padron: twice, flags, lastModified: 1 });
       expect(filled).toMatchObject({ rows: 2, skipped: { duplicate: 1 } });
       expect(db.get('20100123453')?.startsWith('COMERCIAL ANDINA S.A.C.|')).toBe(true);
-      await expect(fillIndex(db2, { padron: copies, flags, lastModified: 1 })).rejects.toThrow(/499 of 500 lines list a RUC again: not SUNAT's register/);
+      await expect(fillIndex(db2, { padron: copies, flags, lastModified: 1 })).rejects.toThrow(
+        /499 of 500 lines list a RUC again: not SUNAT's register/,
+      );
     } finally {
       await db.close();
       await db2.close();
     }
   });
+
+  it('gives up at once when stopped, whatever the lines: millions of blank ones write no batch to look at the signal between', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`s${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const padron = await zip('blank.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'\n'.repeat(30_000_000)}`);
+    const db = open<string, string>({ path: join(dir, 'index7'), encoding: 'string' });
+    const stop = new AbortController();
+    try {
+      const importing = fillIndex(db, { padron, flags, lastModified: 1 }, { signal: stop.signal });
+      await new Promise((r) => setTimeout(r, 200));
+      const stoppedAt = performance.now();
+      stop.abort(new Error('stopping'));
+      await expect(importing).rejects.toThrow(/stopping/);
+      expect(performance.now() - stoppedAt).toBeLessThan(1_000);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
 });

@@ -61,7 +61,14 @@ describe('what the register says while it imports', () => {
   it('logs a start line and progress every few seconds (bytes fetched, lines read), shows it on /health, and ends with importing false', async () => {
     const { url, server } = await mirror(1200);
     const { logger, lines } = logged();
-    const register = new Register({ source: url, dir: join(dir, 'a'), maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger, progressEveryMs: 200 });
+    const register = new Register({
+      source: url,
+      dir: join(dir, 'a'),
+      maxAgeMs: 86_400_000,
+      refreshMs: 3_600_000,
+      logger,
+      progressEveryMs: 200,
+    });
     try {
       const importing = register.refresh();
       await new Promise((r) => setTimeout(r, 500));
@@ -143,7 +150,8 @@ describe('a stale register', () => {
     try {
       await register.refresh();
       expect(register.state()).toMatchObject({ state: 'stale' });
-      const header = 'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
+      const header =
+        'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
       const row = '20100123453|COMERCIAL ANDINA S.A.C.|ACTIVO|HABIDO|150131|AV.|JAVIER PRADO ESTE|-|-|1234|-|-|-|-|-|';
       zips = new Map(zips);
       zips.set(PADRON_ZIP, await zipOf('padron_reducido_ruc.txt', `${header}\n${row}\n`, new Date()));
