@@ -27,7 +27,7 @@ const LIMITS = {
   padronBytes: 8 * 1024 ** 3,
   flagBytes: 1024 ** 3,
   rows: 60_000_000,
-  flagRows: 10_000_000,
+  flagRows: 2_000_000,
   /** Lines skipped: at most this share of the lines, and at most `skippedMax` in all. */
   skippedShare: 0.05,
   skippedMax: 1_000_000,
@@ -111,12 +111,16 @@ async function readFlags(paths: readonly string[], signal?: AbortSignal): Promis
   const registers: Float64Array[] = [];
   for (const path of paths) {
     const rucs: number[] = [];
+    let last: string | undefined;
     await eachLine(
       path,
       LIMITS.flagBytes,
       (line) => {
         const ruc = flagLine(line);
-        if (ruc && rucs.push(Number(ruc)) > LIMITS.flagRows) throw new Error(`${basename(path)}: over ${LIMITS.flagRows} RUCs`);
+        // A RUC repeated on the next line is one RUC: a register listing one RUC millions of times holds no memory.
+        if (!ruc || ruc === last) return;
+        last = ruc;
+        if (rucs.push(Number(ruc)) > LIMITS.flagRows) throw new Error(`${basename(path)}: over ${LIMITS.flagRows} RUCs`);
       },
       signal,
     );

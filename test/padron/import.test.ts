@@ -120,4 +120,23 @@ describe('fillIndex', () => {
       await db.close();
     }
   }, 60_000);
+
+  it('bounds what flag registers may hold: one RUC listed 3 million times in a row is one RUC, and more than 2 million RUCs are refused', async () => {
+    const flag = (name: string, text: string) => zip(name, 'f.txt', `Ruc|Nombre/Razon|A partir del|Resolucion|\r\n${text}`);
+    const repeated = await flag('r0.zip', '20100123453|X|01/01/2020|R|\r\n'.repeat(3_000_000));
+    const plain = await Promise.all([1, 2, 3].map((i) => flag(`r${i}.zip`, '')));
+    const padron = await zip('flagged.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n`);
+    const db = open<string, string>({ path: join(dir, 'index8'), encoding: 'string' });
+    const db2 = open<string, string>({ path: join(dir, 'index9'), encoding: 'string' });
+    try {
+      // Over the bound if each repeat counted.
+      await fillIndex(db, { padron, flags: [repeated, ...plain], lastModified: 1 });
+      expect(db.get('20100123453')?.endsWith('|SNNN')).toBe(true);
+      const many = await flag('m0.zip', Array.from({ length: 2_000_001 }, (_, i) => `${20_000_000_000 + i * 2}|X|\r\n`).join(''));
+      await expect(fillIndex(db2, { padron, flags: [many, ...plain], lastModified: 1 })).rejects.toThrow(/m0.zip: over 2000000 RUCs/);
+    } finally {
+      await db.close();
+      await db2.close();
+    }
+  }, 60_000);
 });
