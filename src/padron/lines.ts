@@ -38,11 +38,25 @@ export function padronLine(line: string): { ruc: string; columns: string } | Ski
   if (parts.length !== PARTS || parts[PARTS - 1]!.trim() !== '') return 'fields';
   const ruc = parts[0]!.trim();
   if (ruc.length !== 11 || !/^\d{11}$/.test(ruc)) return 'ruc';
-  const name = parts[1]!.trim();
-  if (name === '' || name === '-') return 'name';
+  const name = textOf(parts[1]!.trim());
+  if (name === undefined || name === '' || name === '-') return 'name';
   parts[1] = name.includes('ï') || name.includes('\uFFFD') ? name.replace(LOST_ENYE, 'Ñ') : name;
   for (let i = 2; i < PARTS - 1; i++) parts[i] = parts[i]!.trim();
   return { ruc, columns: parts.slice(1, PARTS - 1).join('|') };
+}
+
+/** A C1 control character: never in ISO-8859-1 text, so a sign of bytes in another encoding. */
+const C1 = /[\u0080-\u009f]/;
+/** A two-byte UTF-8 sequence of Latin letters (Ñ, Á…) as ISO-8859-1 reads it; Spanish names never hold Ã or Â before such a byte. */
+const UTF8_PAIR = /[\u00c2\u00c3][\u0080-\u00bf]/;
+
+/** A name read as ISO-8859-1, or as UTF-8 when its bytes are that; undefined when they are neither (skipped, counted). */
+function textOf(name: string): string | undefined {
+  if (UTF8_PAIR.test(name)) {
+    const utf8 = Buffer.from(name, 'latin1').toString('utf8');
+    if (!utf8.includes('\ufffd') && !C1.test(utf8)) return utf8;
+  }
+  return C1.test(name) ? undefined : name;
 }
 
 /** The RUC a flag register's line lists (`Ruc|Nombre/Razon|A partir del|Resolucion|`), or undefined for its header or a bad line. */

@@ -139,4 +139,21 @@ describe('fillIndex', () => {
       await db2.close();
     }
   }, 60_000);
+
+  it('reads a name written in UTF-8 right, and skips and counts one whose bytes are neither ISO-8859-1 text nor UTF-8', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`u${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    // PEÑA's Ñ as UTF-8's two bytes (C3 91), as the zip's ISO-8859-1 reading sees them; then a lone C1 control byte.
+    const utf8 = '20622222222|INVERSIONES PE\u00c3\u0091A S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|';
+    const broken = '20633333333|EMPRESA \u0085 RARA S.A.C.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|';
+    const padron = await zip('utf8.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${utf8}\n${broken}\n`);
+    const db = open<string, string>({ path: join(dir, 'index10'), encoding: 'string' });
+    try {
+      const filled = await fillIndex(db, { padron, flags, lastModified: 1 });
+      expect(filled).toMatchObject({ rows: 2, skipped: { name: 1 } });
+      expect(db.get('20622222222')?.split('|')[0]).toBe('INVERSIONES PEÑA S.R.L.');
+      expect(db.get('20633333333')).toBeUndefined();
+    } finally {
+      await db.close();
+    }
+  });
 });
