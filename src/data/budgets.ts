@@ -88,7 +88,6 @@ export class Budget {
   }
 }
 
-/** Whether a charge was taken, the count after it (or as it stood), and how to give part of it back to the count that took it. */
 export type Charge = { taken: boolean; spent: number; refund(cost: number): Promise<void> };
 
 /** The subjects' counts: a charge is taken only when it keeps the key's count within `limit`, in one step, so concurrent charges never pass it together. */
@@ -141,7 +140,7 @@ export function redisBudgets(link: Pick<RedisLink, 'redis' | 'inTrouble' | 'prob
   const saw = (key: string, spent: number) => (seen.set(key, Math.max(seen.get(key) ?? 0, spent)), spent);
   const local = memoryBudgets((key) => seen.get(key) ?? 0);
   const either = async <T>(shared: () => Promise<T>, alone: (error: Error) => Promise<T>): Promise<T> => {
-    if (link.inTrouble()) return alone(new Error('the budget store is in trouble'));
+    if (link.inTrouble('budgets')) return alone(new Error('the budget store is in trouble'));
     try {
       return await shared();
     } catch (error) {

@@ -45,14 +45,15 @@ export class LookupStore {
       const flight = this.#coalesce ? this.#flights.get(flightKey) : undefined;
       if (flight) {
         const found = await flight;
-        if (found) return { entry: found.entry, how: 'flight' };
+        // As the lead found it: a kept answer (a hit, which may be past its time to live) or a call's.
+        if (found) return found;
         continue;
       }
       let led = false;
       const flying = this.#fly(key, read, () => ((led = true), lead()));
       if (this.#coalesce) {
         this.#flights.set(flightKey, flying);
-        void flying.then(() => this.#flights.get(flightKey) === flying && this.#flights.delete(flightKey));
+        void flying.finally(() => this.#flights.get(flightKey) === flying && this.#flights.delete(flightKey)).catch(() => undefined);
       }
       const found = await flying;
       return led ? undefined : found;
@@ -65,7 +66,6 @@ export class LookupStore {
     return this.#shared.get(key);
   }
 
-  /** Keeps `entry` for `ttlMs`, outside any call in flight. */
   keep(key: string, entry: string, ttlMs: number): void {
     if (ttlMs <= 0) return;
     this.#lru.set(key, entry, { ttl: ttlMs });

@@ -90,7 +90,6 @@ export class CachedLookups {
   }
 }
 
-/** Where a lookup's answer came from, told to the request's counts and the metrics. */
 function told(options: LookupsOptions, ctx: LookupCaller, op: LookupOp, result: CacheResult): void {
   ctx.onResult?.(result);
   options.onResult?.(op, result);
@@ -203,7 +202,6 @@ class Lookup<T extends Received> {
 
 const rejectedKey = (tokenKey: string) => `${KEY_PREFIX}{rejected:${tokenKey}}`;
 
-/** A stored entry, or undefined for anything unreadable. */
 function entryOf<T>(text: string): Entry<T> | undefined {
   try {
     const value = JSON.parse(text) as Entry<T>;

@@ -96,7 +96,8 @@ export class RedisCache {
     const channel = channelOf(key);
     let heard: string | undefined;
     let wake = () => {};
-    const listener = (message: string) => ((heard = message), wake());
+    // The lead's answer, once heard, is kept: a later empty message (another lead gave up) does not erase it.
+    const listener = (message: string) => ((heard ||= message), wake());
     const listeners = this.#listeners.get(channel) ?? this.#listeners.set(channel, new Set()).get(channel)!;
     listeners.add(listener);
     try {

@@ -25,7 +25,7 @@ const COMMAND_TIMEOUT_MS = 500;
 export class RedisLink {
   readonly redis: Redis | Cluster;
   #subscriber: Redis | Cluster | undefined;
-  #troubleUntil = 0;
+  readonly #troubleUntil = { lookups: 0, budgets: 0 };
   #state: 'up' | 'down' | undefined;
   #closing = false;
 
@@ -49,12 +49,14 @@ export class RedisLink {
   }
 
   problem(op: StoreOp, error: Error): void {
-    this.#troubleUntil = performance.now() + (this.options.troubleMs ?? 10_000);
+    this.#troubleUntil[op === 'budget' ? 'budgets' : 'lookups'] = performance.now() + (this.options.troubleMs ?? 10_000);
     this.options.onProblem?.(op, error);
   }
 
-  inTrouble(): boolean {
-    return !this.healthy() || performance.now() < this.#troubleUntil;
+  /** The budgets' count is in trouble by its own failures only: a lookup's stalled claim must not refuse paid calls. */
+  inTrouble(of: 'lookups' | 'budgets' = 'lookups'): boolean {
+    const up = of === 'budgets' ? this.redis.status === 'ready' : this.healthy();
+    return !up || performance.now() < this.#troubleUntil[of];
   }
 
   /** Every connection up: a waiter hears a lead's answer only on the subscriber's. */

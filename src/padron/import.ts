@@ -164,9 +164,7 @@ export async function fillIndex(
   if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags, signal);
   const skipped: SkipCount = { fields: 0, ruc: 0, name: 0, duplicate: 0 };
-  let rows = 0;
-  let lines = 0;
-  let skips = 0;
+  const count = { rows: 0, lines: 0, skips: 0 };
   let lastKey: string | undefined;
   /** The greatest RUC written: a row after it is appended, which keeps the index's pages full and only its last ones in memory. */
   let greatest = '';
@@ -181,10 +179,10 @@ export async function fillIndex(
         if (key > greatest) {
           db.putSync(key, value, APPEND);
           greatest = key;
-          rows++;
+          count.rows++;
         } else if (db.get(key) === undefined) {
           db.putSync(key, value);
-          rows++;
+          count.rows++;
         } else if (++skipped.duplicate > LIMITS.skippedMax) {
           throw new Error(`over ${LIMITS.skippedMax} RUCs listed again: not SUNAT's register`);
         }
@@ -199,31 +197,34 @@ export async function fillIndex(
       const row = padronLine(line);
       // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
       if (progress) progress.linesRead++;
-      if (lines++ === 0 && row === 'ruc') return;
+      if (count.lines++ === 0 && row === 'ruc') return;
       if (typeof row === 'string') {
         if (line.trim() === '') return;
         skipped[row]++;
-        if (++skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
+        if (++count.skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
         return;
       }
       batch.push([row.ruc, `${row.columns}|${flagText(flags, row.ruc)}`]);
       lastKey = row.ruc;
-      if (batch.length + rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
+      if (batch.length + count.rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
       if (batch.length >= ROWS_PER_TRANSACTION) flush();
     },
     signal,
   );
   if (batch.length) flush();
-  if (skips > Math.max(100, lines * LIMITS.skippedShare)) {
-    throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
-  }
-  if (skipped.duplicate > Math.max(100, lines * LIMITS.skippedShare)) {
-    throw new Error(`${skipped.duplicate} of ${lines - 1} lines list a RUC again: not SUNAT's register`);
-  }
+  refuseUnlikeSunat({ ...count, duplicates: skipped.duplicate, rowsInUse });
+  // A date past now is a mirror's error or a forgery: believed, it would never go stale.
+  return { dateMs: Math.min(fetched.lastModified ?? modified.getTime(), Date.now()), rows: count.rows, skipped, lastKey };
+}
+
+/** Throws when what was read is not SUNAT's register: mostly bad lines or duplicates, or far fewer rows than the one in use. */
+function refuseUnlikeSunat(read: { lines: number; skips: number; duplicates: number; rows: number; rowsInUse: number }): void {
+  const { lines, skips, duplicates, rows, rowsInUse } = read;
+  const tolerated = Math.max(100, lines * LIMITS.skippedShare);
+  if (skips > tolerated) throw new Error(`${skips} of ${lines} lines skipped: not SUNAT's register`);
+  if (duplicates > tolerated) throw new Error(`${duplicates} of ${lines - 1} lines list a RUC again: not SUNAT's register`);
   if (rows < rowsInUse * LIMITS.rowsKept)
     throw new Error(`${rows} rows, against ${rowsInUse} in the register in use: not a whole register`);
-  // A date past now is a mirror's error or a forgery: believed, it would never go stale.
-  return { dateMs: Math.min(fetched.lastModified ?? modified.getTime(), Date.now()), rows, skipped, lastKey };
 }
 
 /** Removes what one import downloaded. */

@@ -41,6 +41,15 @@ describe('budgets counted in a real redis-server, with this process’s count be
     expect(await budgets.spent('exact')).toBe(0);
   });
 
+  it("counts in Redis still when a lookup's command failed: only the budgets' own failures put them in trouble", async () => {
+    const budgets = redisBudgets(link, 'refuse');
+    link.problem('claim', new Error('a lookup claim timed out'));
+    expect(link.inTrouble()).toBe(true);
+    expect((await budgets.charge('unshaken', 2, 10, 60_000)).taken).toBe(true);
+    expect(await link.redis.get('unshaken')).toBe('2');
+    problems.length = 0;
+  });
+
   it('while Redis is gone, counts on from the last count it gave (a budget spent stays spent), refunds to the count that took the charge, or refuses', async () => {
     const local = redisBudgets(link, 'local');
     const refuse = redisBudgets(link, 'refuse');
@@ -48,7 +57,7 @@ describe('budgets counted in a real redis-server, with this process’s count be
     const before = await local.charge('part', 2, 10, 60_000);
     expect(await refuse.spent('part')).toBe(2);
     await redis.stop();
-    await until(() => link.inTrouble());
+    await until(() => link.inTrouble('budgets'));
     const whileDown = await Promise.all(Array.from({ length: 50 }, () => local.charge('spent', 1, 5, 60_000)));
     expect(whileDown.filter((c) => c.taken)).toHaveLength(0);
     const more = await local.charge('part', 3, 10, 60_000);

@@ -93,7 +93,8 @@ describe('cache of lookup answers (embedded LRU)', () => {
 
 describe('in-flight coalescing', () => {
   it('turns 50 concurrent identical lookups from 50 requests into one upstream call', async () => {
-    stack.sandbox.setFaults({ latencyMs: 150 });
+    // Slower than sending 50 requests on a busy machine, so that all of them meet the call in flight (the TTL here is 600 ms).
+    stack.sandbox.setFaults({ latencyMs: 1000 });
     const answers = await Promise.all(Array.from({ length: 50 }, () => stack.gql(ContribuyenteDocument, { ruc: '20501234568' })));
     expect(answers.every((a) => a.body.data?.contribuyente?.ruc === '20501234568')).toBe(true);
     expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
