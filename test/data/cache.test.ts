@@ -128,7 +128,7 @@ describe('LookupStore in front of a real redis-server, as two instances', () => 
       maxEntries: 100,
       maxBytes: 100_000,
       coalesce: true,
-      shared: new RedisCache(link, { leaseMs: 5000, coalesce: true }),
+      shared: new RedisCache(link, { leaseMs: 5000, coalesce: true, pollMs: 60_000 }),
     });
   };
   beforeAll(async () => {
@@ -147,12 +147,10 @@ describe('LookupStore in front of a real redis-server, as two instances', () => 
     await new Promise((r) => setTimeout(r, 50));
     const second = b.once('k', true, run);
     await new Promise((r) => setTimeout(r, 50));
-    const handedAt = performance.now();
     release();
     expect(await first).toBeUndefined();
+    // Heard on the channel: the waiter's next look would come a minute later.
     expect(await second).toEqual({ entry: 'answer', how: 'flight' });
-    // Heard on the channel, not found by the next look a poll later.
-    expect(performance.now() - handedAt).toBeLessThan(80);
     expect(await b.once('k', true, run)).toEqual({ entry: 'answer', how: 'hit' });
     expect(calls.n).toBe(1);
     expect(links.some((l) => l.inTrouble())).toBe(false);
