@@ -126,7 +126,8 @@ describe('CACHE=off', () => {
   let off: Stack;
   let neither: Stack;
   beforeAll(async () => {
-    off = await startStack({ env: { CACHE: 'off' }, sandbox: { latencyMs: 100 } });
+    // A call slower than sending ten requests on a busy machine: the ten at once all meet it in flight.
+    off = await startStack({ env: { CACHE: 'off' }, sandbox: { latencyMs: 1000 } });
     neither = await startStack({ env: { CACHE: 'off', COALESCE: 'off' }, sandbox: { latencyMs: 100 } });
   });
   afterAll(async () => {
