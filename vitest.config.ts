@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /** The files whose promises are timings under load, or memory. */
 const TIMED = [
   'test/soak.test.ts',
+  // Reads the heap: a worker that other files share holds their allocations too.
+  'test/pipeline/document-cache.test.ts',
   ...['stress-documents', 'stress-store', 'fairness', 'admission', 'ops', 'floods', 'connections', 'slow-registry'].map(
     (name) => `test/e2e/${name}.test.ts`,
   ),
