@@ -52,8 +52,8 @@ export class Register {
   #closed = false;
   /** Stops the import under way when the register closes. */
   readonly #stop = new AbortController();
-  /** Lookups that met a failing index, logged once. */
-  #failedReads = 0;
+  /** Set when a read of the index in use failed (a disk gone bad, say): it answers nothing until an import replaces it. */
+  #failing = false;
 
   constructor(options: RegisterOptions) {
     this.#options = options;
@@ -81,15 +81,19 @@ export class Register {
       const kept = version?.db.get(ruc);
       return kept === undefined ? undefined : padronRecord(ruc, kept, version!.meta.dateMs, this.#unnamed);
     } catch (error) {
-      // A failing index answers nothing: the service does.
-      if (this.#failedReads++ === 0) this.#options.logger.warn({ err: error }, 'padron: a lookup in the index failed');
+      // A failing index answers nothing (the service does), is not said ready, and is imported again at once.
+      if (!this.#failing) {
+        this.#failing = true;
+        this.#options.logger.warn({ err: error }, 'padron: a read of the index failed; the service answers until a fresh import replaces it');
+        if (!this.#closed) void this.refresh();
+      }
       return undefined;
     }
   }
 
   /** Whether the register in use may answer: it exists, and is young enough but not from the future. */
   #usable(): Version | undefined {
-    const version = this.#current;
+    const version = this.#failing ? undefined : this.#current;
     const age = version && Date.now() - version.meta.dateMs;
     // A minute's grace for the clock stepping back; an index dated later than that was never believed.
     return age !== undefined && age >= -60_000 && age <= this.#options.maxAgeMs ? version : undefined;
@@ -117,8 +121,9 @@ export class Register {
       this.#progress = undefined;
     };
     try {
-      // An index dated past now (written before dates were checked) asks for everything: a 304 would pin it.
-      const since = this.#current && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
+      // An index dated past now (written before dates were checked), or failing, asks for everything: a 304 would pin it.
+      const since = this.#current && !this.#failing && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
+      await this.#versions.mayWrite();
       const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, since, signal, progress);
       if (!fetched) {
         this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
@@ -133,6 +138,7 @@ export class Register {
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.
       this.#current = version;
+      this.#failing = false;
       this.#last = { result: 'imported', at, durationMs, rows, skipped };
       // Lookups read synchronously: none is in flight on the old index once it is no longer current.
       await old?.db.close();
@@ -165,7 +171,7 @@ export class Register {
   state() {
     const meta = this.#current?.meta;
     return {
-      state: !meta ? 'empty' : this.#usable() ? 'ready' : 'stale',
+      state: !meta ? 'empty' : this.#failing ? 'failing' : this.#usable() ? 'ready' : 'stale',
       importing: this.#progress !== undefined,
       ...(this.#progress ? { progress: { ...this.#progress } } : {}),
       rows: meta?.rows ?? 0,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 
@@ -31,10 +32,14 @@ const VERSION = /^v-[\w-]+$/;
 export const DOWNLOADS = 'downloads';
 
 /** LMDB is loaded only when an index is opened: with PADRON off, no start pays for its native code (33 ms, 13 MB here). */
-async function openIndex(path: string): Promise<RootDatabase<string, string>> {
+async function openIndex(path: string, readOnly = false): Promise<RootDatabase<string, string>> {
   const { open } = await import('lmdb');
-  return open<string, string>({ path, encoding: 'string', compression: false, noSync: true });
+  // Read-only, LMDB takes no lock on a read-only file system: an index on one is read as it is.
+  return open<string, string>({ path, encoding: 'string', compression: false, noSync: true, readOnly });
 }
+
+/** Whether `dir` may be written (a read-only mount says no, even to root). */
+const writable = (dir: string) => access(dir, constants.W_OK).then(() => true, () => false);
 
 /**
  * The indexes of PADRON_DIR: each import writes a new one beside the one in use, under a name
@@ -47,15 +52,16 @@ export class Versions {
   /** The index `current` names, when it is complete; every other directory here is removed. */
   async openCurrent(): Promise<Version | undefined> {
     await mkdir(this.dir, { recursive: true });
+    const readOnly = !(await writable(this.dir));
     const name = (await readFile(join(this.dir, CURRENT), 'utf8').catch(() => '')).trim();
     let version: Version | undefined;
     if (VERSION.test(name)) {
-      const db = await openIndex(join(this.dir, name));
+      const db = await openIndex(join(this.dir, name), readOnly);
       const meta = readMeta(db);
       if (meta) version = { name, db, meta };
       else await db.close();
     }
-    await this.removeAllBut(version?.name);
+    if (!readOnly) await this.removeAllBut(version?.name);
     return version;
   }
 
@@ -63,7 +69,7 @@ export class Versions {
   async write(fill: (db: RootDatabase<string, string>) => Promise<Filled>, startedAt: number, signal?: AbortSignal): Promise<Version> {
     const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const path = join(this.dir, name);
-    await mkdir(this.dir, { recursive: true });
+    await this.mayWrite();
     const db = await openIndex(path);
     try {
       const { lastKey, ...filled } = await fill(db);
@@ -85,6 +91,12 @@ export class Versions {
       await rm(path, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  /** Throws, saying why, when no new index can be written here: before anything is downloaded. */
+  async mayWrite(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    if (!(await writable(this.dir))) throw new Error(`${this.dir} is read-only: the index on it is read, and no new one can be written`);
   }
 
   /** Removes every index but `keep` (and files a killed import left). */

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -158,6 +159,75 @@ describe('a stale register', () => {
       await register.refresh();
       expect(register.state()).toMatchObject({ state: 'ready', rows: 1 });
       expect(register.ruc('20100123453')?.nombre_o_razon_social).toBe('COMERCIAL ANDINA S.A.C.');
+    } finally {
+      await register.close();
+      server.close();
+    }
+  });
+});
+
+/** Runs `fn` with `path` a tmpfs that `readOnly()` remounts read-only (root ignores a directory's mode, not a read-only mount). */
+async function onTmpfs(path: string, fn: (readOnly: () => void) => Promise<void>): Promise<void> {
+  mkdirSync(path, { recursive: true });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', path]);
+  try {
+    await fn(() => execFileSync('mount', ['-o', 'remount,ro', path]));
+  } finally {
+    execFileSync('umount', ['-l', path]);
+  }
+}
+
+describe('a read-only PADRON_DIR', () => {
+  it('is read: the index on it answers, and /health says ready; an import says why it cannot write', async () => {
+    const { url, server } = await mirror(0);
+    const path = join(dir, 'ro');
+    try {
+      await onTmpfs(path, async (readOnly) => {
+        const first = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: logged().logger });
+        await first.refresh();
+        await first.close();
+        readOnly();
+        const { logger, lines } = logged();
+        const register = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger });
+        try {
+          await register.start();
+          expect(register.state()).toMatchObject({ state: 'ready' });
+          expect(register.ruc('20100123453')?.fuente).toBe('PADRON');
+          await register.refresh();
+          expect(register.state()).toMatchObject({ state: 'ready', lastImport: { result: 'failed', error: expect.stringMatching(/read-only/) } });
+          expect(JSON.stringify(lines)).not.toMatch(/ENOENT/);
+        } finally {
+          await register.close();
+        }
+      });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('an index whose reads fail', () => {
+  it('is not reported ready: /health says failing, the service answers, and a fresh import replaces it', async () => {
+    const { url, server, since } = await mirror(0);
+    const { logger } = logged();
+    const path = join(dir, 'failing');
+    const register = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger });
+    try {
+      await register.refresh();
+      expect(register.ruc('20100123453')?.fuente).toBe('PADRON');
+      // The disk goes bad under the index: every page but LMDB's two meta pages is zeroed, in place.
+      const data = join(path, readFileSync(join(path, 'current'), 'utf8'), 'data.mdb');
+      const size = statSync(data).size;
+      const fd = openSync(data, 'r+');
+      writeSync(fd, Buffer.alloc(size - 2 * 4096), 0, size - 2 * 4096, 2 * 4096);
+      closeSync(fd);
+      expect(register.ruc('20100123453')).toBeUndefined();
+      expect(register.state()).toMatchObject({ state: 'failing' });
+      await register.refresh();
+      // Asked whole: a 304 would keep the failing index.
+      expect(since).toEqual([undefined, undefined]);
+      expect(register.state()).toMatchObject({ state: 'ready', lastImport: { result: 'imported' } });
+      expect(register.ruc('20100123453')?.fuente).toBe('PADRON');
     } finally {
       await register.close();
       server.close();
