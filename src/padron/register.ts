@@ -1,7 +1,9 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
+import { DirLock } from './lock.js';
 import { padronRecord, type PadronRecord } from './record.js';
 import { sourceUrls } from './sources.js';
 import { DOWNLOADS, Versions, type Version } from './versions.js';
@@ -15,6 +17,8 @@ export interface RegisterOptions {
   logger: Logger;
   /** How often an import under way logs how far it has come. @default PROGRESS_EVERY_MS */
   progressEveryMs?: number;
+  /** How often a gateway finding PADRON_DIR held by another tries again. @default LOCK_RETRY_MS */
+  lockRetryMs?: number;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -33,6 +37,8 @@ const RETRY_AFTER_FAILURE_MS = 10 * 60_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** An import still under way after this (a mirror sending a byte a minute, say) is given up, so that the next one can run. */
 const IMPORT_DEADLINE_MS = 30 * 60_000;
+/** A gateway finding PADRON_DIR held by another tries again this often: it takes the directory over once the other stops. */
+const LOCK_RETRY_MS = 60_000;
 
 /**
  * SUNAT's register kept by the gateway (PADRON): the index in use, answering lookups by RUC
@@ -50,6 +56,9 @@ export class Register {
   #last: ImportOutcome | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** This gateway's hold on PADRON_DIR; undefined while another gateway holds it (`#lockedBy` says which). */
+  #lock: DirLock | undefined;
+  #lockedBy: string | undefined;
   /** Stops the import under way when the register closes. */
   readonly #stop = new AbortController();
   /** Set when a read of the index in use failed (a disk gone bad, say): it answers nothing until an import replaces it. */
@@ -62,6 +71,11 @@ export class Register {
 
   /** Opens the index on disk, if any, and schedules imports; resolves at once, without waiting for any import. */
   async start(): Promise<void> {
+    if (!(await this.#takeDir())) {
+      this.#timer = setTimeout(() => void this.start(), this.#options.lockRetryMs ?? LOCK_RETRY_MS);
+      this.#timer.unref();
+      return;
+    }
     try {
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
@@ -72,6 +86,26 @@ export class Register {
     }
     const importedAt = this.#current?.meta.importedAt ?? 0;
     this.#schedule(Math.max(0, importedAt + this.#options.refreshMs - Date.now()));
+  }
+
+  /** Takes PADRON_DIR for this gateway alone; false, said once, while another gateway holds it. A read-only one needs no lock. */
+  async #takeDir(): Promise<boolean> {
+    if (this.#closed) return false;
+    const taken = await mkdir(this.#options.dir, { recursive: true })
+      .then(() => DirLock.take(this.#options.dir))
+      .catch((error: NodeJS.ErrnoException) => (error.code === 'EROFS' || error.code === 'EACCES' ? undefined : Promise.reject(error)));
+    if (taken && 'heldBy' in taken) {
+      if (this.#lockedBy === undefined) {
+        const { dir } = this.#options;
+        this.#options.logger.error(`padron: ${dir} is used by the gateway with ${taken.heldBy}; this one keeps no register until it stops. Give each instance a PADRON_DIR of its own`);
+      }
+      this.#lockedBy = taken.heldBy;
+      return false;
+    }
+    if (this.#closed) taken?.release();
+    this.#lock = taken;
+    this.#lockedBy = undefined;
+    return !this.#closed;
   }
 
   /** The record of `ruc`, when the register in use holds it and is younger than PADRON_MAX_AGE_MS. */
@@ -123,6 +157,7 @@ export class Register {
     try {
       // An index dated past now (written before dates were checked), or failing, asks for everything: a 304 would pin it.
       const since = this.#current && !this.#failing && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
+      if (!this.#lock && !(await this.#takeDir())) throw new Error(`${this.#options.dir} is used by the gateway with ${this.#lockedBy ?? 'none: closed'}`);
       await this.#versions.mayWrite();
       const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, since, signal, progress);
       if (!fetched) {
@@ -171,13 +206,14 @@ export class Register {
   state() {
     const meta = this.#current?.meta;
     return {
-      state: !meta ? 'empty' : this.#failing ? 'failing' : this.#usable() ? 'ready' : 'stale',
+      state: this.#lockedBy !== undefined ? 'locked' : !meta ? 'empty' : this.#failing ? 'failing' : this.#usable() ? 'ready' : 'stale',
       importing: this.#progress !== undefined,
       ...(this.#progress ? { progress: { ...this.#progress } } : {}),
       rows: meta?.rows ?? 0,
       date: meta ? new Date(meta.dateMs).toISOString() : null,
       ageMs: meta ? Date.now() - meta.dateMs : null,
       lastImport: this.#last ?? null,
+      ...(this.#lockedBy !== undefined ? { lockedBy: this.#lockedBy } : {}),
     };
   }
 
@@ -190,6 +226,7 @@ export class Register {
     const current = this.#current;
     this.#current = undefined;
     await current?.db.close().catch(() => undefined);
+    this.#lock?.release();
   }
 }
 

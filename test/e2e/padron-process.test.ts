@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rucAt, writeRegister } from '../../bench/padron-register.js';
@@ -126,7 +126,7 @@ describe('the register in a gateway process', () => {
       g = await start(dir, 600_000);
       expect(await until(g, (p) => p.state === 'ready', 5_000)).toMatchObject({ rows: ready.rows });
       // What the killed downloads left is gone too.
-      expect(readdirSync(dir).sort()).toEqual(['current', named]);
+      expect(readdirSync(dir).sort()).toEqual(['current', 'lock', named]);
       expect(await ask(g, 54_321)).toMatchObject({ contribuyente: { fuente: 'PADRON' } });
       expect(sandbox.callsTo('/ruc')).toHaveLength(0);
     } finally {
@@ -134,4 +134,27 @@ describe('the register in a gateway process', () => {
       await g.stop();
     }
   }, 120_000);
+
+  it('a second gateway on the same PADRON_DIR keeps no register and says which gateway holds it; the first is untouched', async () => {
+    const dir = join(root, 'shared');
+    const a = await start(dir, 600_000);
+    let b: SpawnedGateway | undefined;
+    try {
+      await until(a, (p) => p.state === 'ready');
+      const named = readFileSync(join(dir, 'current'), 'utf8');
+      b = await start(dir, 600_000);
+      expect(await until(b, (p) => p.state === 'locked', 5_000)).toMatchObject({ lockedBy: `pid ${a.child.pid} on ${hostname()}` });
+      sandbox.reset();
+      // The second asks the service (which does not know the bench's RUCs); the first answers from its register.
+      await ask(b, 7);
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(await ask(a, 7)).toMatchObject({ contribuyente: { fuente: 'PADRON' } });
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+      expect(readFileSync(join(dir, 'current'), 'utf8')).toBe(named);
+      expect(readdirSync(dir).sort()).toEqual(['current', 'lock', named]);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  }, 60_000);
 });

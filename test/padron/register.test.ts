@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
@@ -232,5 +232,57 @@ describe('an index whose reads fail', () => {
       await register.close();
       server.close();
     }
+  });
+});
+
+describe('one PADRON_DIR, one gateway', () => {
+  it('a second gateway on a directory in use says which holds it, keeps no register and touches nothing; it takes the directory once the first stops', async () => {
+    const { url, server } = await mirror(0);
+    const path = join(dir, 'shared');
+    const first = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: logged().logger });
+    const { logger, lines } = logged();
+    const second = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger, lockRetryMs: 200 });
+    try {
+      await first.start();
+      await first.refresh();
+      const named = readFileSync(join(path, 'current'), 'utf8');
+      await second.start();
+      expect(second.state()).toMatchObject({ state: 'locked', lockedBy: `pid ${process.pid} on ${hostname()}` });
+      expect(lines.find((l) => l['level'] === 50)?.['msg']).toMatch(/is used by the gateway with pid \d+ on .*Give each instance a PADRON_DIR of its own/);
+      await second.refresh();
+      expect(second.state()).toMatchObject({ state: 'locked', lastImport: { result: 'failed' } });
+      expect(second.ruc('20100123453')).toBeUndefined();
+      // The first's index is whole and answers.
+      expect(readFileSync(join(path, 'current'), 'utf8')).toBe(named);
+      expect(first.ruc('20100123453')?.fuente).toBe('PADRON');
+      await first.close();
+      const until = Date.now() + 5_000;
+      while (second.state().state !== 'ready' && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(second.state()).toMatchObject({ state: 'ready' });
+      expect(second.ruc('20100123453')?.fuente).toBe('PADRON');
+    } finally {
+      await first.close();
+      await second.close();
+      server.close();
+    }
+  });
+
+  it("takes over at once a lock left by a gateway that was killed: this host's, its process gone", async () => {
+    const { url, server } = await mirror(0);
+    const path = join(dir, 'killed');
+    mkdirSync(path, { recursive: true });
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(join(path, 'lock'), JSON.stringify({ host: hostname(), pid: dead, id: 'gone' }));
+    const register = new Register({ source: url, dir: path, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: logged().logger });
+    try {
+      await register.start();
+      await register.refresh();
+      expect(register.state()).toMatchObject({ state: 'ready' });
+      expect(JSON.parse(readFileSync(join(path, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+    } finally {
+      await register.close();
+      server.close();
+    }
+    expect(existsSync(join(path, 'lock'))).toBe(false);
   });
 });
