@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -7,13 +7,12 @@ import type { RootDatabase } from 'lmdb';
 import yauzl from 'yauzl';
 import type { Fetched, ImportProgress } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
+import { NamesWriter, openNames } from './name-index.js';
+import { entriesOf } from './names.js';
+import { EntrySorter, RowSorter } from './sort.js';
 import type { Filled } from './versions.js';
 
-/**
- * Rows written per transaction, sorted first: the event loop is held for some 30 ms at a time, so
- * lookups never stall, and few enough transactions that the index's pages read back stay few in
- * memory (docs/padron.md).
- */
+/** Rows written per transaction: the event loop is held for some 30 ms at a time, so lookups never stall. */
 const ROWS_PER_TRANSACTION = 50_000;
 const APPEND = { append: true };
 
@@ -152,69 +151,96 @@ function flagText(registers: readonly Float64Array[], ruc: string): string {
 
 export type SkipCount = Record<SkipReason | 'duplicate', number>;
 
+interface FillOptions {
+  signal?: AbortSignal;
+  rowsInUse?: number;
+  progress?: ImportProgress;
+}
+
 /**
  * Fills `db` from the fetched zips, streaming: the padrón's text is never held whole, nor written
- * unzipped. Stops when `signal` aborts, and refuses a register that is not one (LIMITS).
+ * unzipped. Its rows are sorted on disk first (./sort.ts), then appended in RUC order with the
+ * name index: neither the time nor the memory depends on the order of the lines. Stops when
+ * `signal` aborts, and refuses a register that is not one (LIMITS).
  */
-export async function fillIndex(
-  db: RootDatabase<string, string>,
-  fetched: Fetched,
-  { signal, rowsInUse = 0, progress }: { signal?: AbortSignal; rowsInUse?: number; progress?: ImportProgress } = {},
-): Promise<Filled> {
+export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetched, scratch: string, options: FillOptions = {}): Promise<Filled> {
+  const { signal, rowsInUse = 0, progress } = options;
   if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags, signal);
-  const skipped: SkipCount = { fields: 0, ruc: 0, name: 0, duplicate: 0 };
-  const count = { rows: 0, lines: 0, skips: 0 };
-  let lastKey: string | undefined;
-  /** The greatest RUC written: a row after it is appended, which keeps the index's pages full and only its last ones in memory. */
-  let greatest = '';
+  const sorter = new RowSorter(join(scratch, 'rows'));
+  const read = await readRows(fetched.padron, flags, sorter, signal, progress);
+  const entries = new EntrySorter(join(scratch, 'entries'));
+  const written = await writeRows(db, sorter, entries, signal);
+  const skipped: SkipCount = { ...read.skipped, duplicate: written.duplicates };
+  refuseUnlikeSunat({ lines: read.lines, skips: read.skips, duplicates: written.duplicates, rows: written.rows, rowsInUse });
+  const names = new NamesWriter(db, openNames(db));
+  await entries.sorted((hi, lo) => names.add(hi, lo), signal, () => names.flush());
+  names.finish();
+  // A date past now is a mirror's error or a forgery: believed, it would never go stale.
+  const dateMs = Math.min(fetched.lastModified ?? read.modified.getTime(), Date.now());
+  return { dateMs, rows: written.rows, skipped, lastKey: written.lastKey, names: { entries: names.entries, unindexed: written.unindexed } };
+}
+
+/** Phase 1: each line of the padrón read, checked and added to `sorter` as [RUC, what the index keeps]. */
+async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, signal?: AbortSignal, progress?: ImportProgress) {
+  const skipped: Record<SkipReason, number> = { fields: 0, ruc: 0, name: 0 };
+  let lines = 0;
+  let skips = 0;
+  let rows = 0;
   let batch: [string, string][] = [];
-  const flush = () => {
-    signal?.throwIfAborted();
-    const writing = batch.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    batch = [];
-    db.transactionSync(() => {
-      for (const [key, value] of writing) {
-        // SUNAT writes its register in RUC order; a row out of it is put in its place (docs/padron.md).
-        if (key > greatest) {
-          db.putSync(key, value, APPEND);
-          greatest = key;
-          count.rows++;
-        } else if (db.get(key) === undefined) {
-          db.putSync(key, value);
-          count.rows++;
-        } else if (++skipped.duplicate > LIMITS.skippedMax) {
-          throw new Error(`over ${LIMITS.skippedMax} RUCs listed again: not SUNAT's register`);
-        }
-        // A RUC listed again keeps its first line: a later one may be an impostor's name.
-      }
-    });
-  };
   const modified = await eachLine(
-    fetched.padron,
+    path,
     LIMITS.padronBytes,
     (line) => {
       const row = padronLine(line);
-      // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
       if (progress) progress.linesRead++;
-      if (count.lines++ === 0 && row === 'ruc') return;
+      // The header (RUC|NOMBRE O RAZÓN SOCIAL|...) is no row, and no skip.
+      if (lines++ === 0 && row === 'ruc') return;
       if (typeof row === 'string') {
         if (line.trim() === '') return;
         skipped[row]++;
-        if (++count.skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
+        if (++skips > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} lines skipped: not SUNAT's register`);
         return;
       }
       batch.push([row.ruc, `${row.columns}|${flagText(flags, row.ruc)}`]);
-      lastKey = row.ruc;
-      if (batch.length + count.rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
-      if (batch.length >= ROWS_PER_TRANSACTION) flush();
+      if (++rows > LIMITS.rows) throw new Error(`over ${LIMITS.rows} rows`);
+      if (batch.length >= ROWS_PER_TRANSACTION) {
+        sorter.add(batch);
+        batch = [];
+      }
     },
     signal,
   );
-  if (batch.length) flush();
-  refuseUnlikeSunat({ ...count, duplicates: skipped.duplicate, rowsInUse });
-  // A date past now is a mirror's error or a forgery: believed, it would never go stale.
-  return { dateMs: Math.min(fetched.lastModified ?? modified.getTime(), Date.now()), rows: count.rows, skipped, lastKey };
+  sorter.add(batch);
+  return { modified, lines, skips, skipped };
+}
+
+/** Phase 2: the rows in RUC order, appended in transactions; a RUC listed again keeps its first line (a later one may be an impostor's name). */
+async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, signal?: AbortSignal) {
+  let rows = 0;
+  let duplicates = 0;
+  let unindexed = 0;
+  let lastKey: string | undefined;
+  let batch: [string, string][] = [];
+  const flush = () => {
+    const writing = batch;
+    batch = [];
+    db.transactionSync(() => writing.forEach(([key, value]) => db.putSync(key, value, APPEND)));
+  };
+  for await (const [key, value] of sorter.sorted(11, signal)) {
+    if (key === lastKey) {
+      if (++duplicates > LIMITS.skippedMax) throw new Error(`over ${LIMITS.skippedMax} RUCs listed again: not SUNAT's register`);
+      continue;
+    }
+    lastKey = key;
+    batch.push([key, value]);
+    rows++;
+    const bar = value.indexOf('|');
+    if (!entriesOf(key, value.slice(0, bar), value.slice(bar + 1, value.indexOf('|', bar + 1)), entries)) unindexed++;
+    if (batch.length >= ROWS_PER_TRANSACTION) flush();
+  }
+  flush();
+  return { rows, duplicates, unindexed, lastKey };
 }
 
 /** Throws when what was read is not SUNAT's register: mostly bad lines or duplicates, or far fewer rows than the one in use. */

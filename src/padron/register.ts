@@ -5,6 +5,7 @@ import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
 import { padronRecord, type PadronRecord } from './record.js';
+import { RegisterUnavailableError, search, type SearchFilter } from './search.js';
 import { sourceUrls } from './sources.js';
 import { DOWNLOADS, Versions, type Version } from './versions.js';
 
@@ -84,7 +85,8 @@ export class Register {
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'padron: the index on disk could not be opened');
     }
-    const importedAt = this.#current?.meta.importedAt ?? 0;
+    // An index written before the search has no name index: imported again at once.
+    const importedAt = this.#current?.names ? this.#current.meta.importedAt : 0;
     this.#schedule(Math.max(0, importedAt + this.#options.refreshMs - Date.now()));
   }
 
@@ -123,6 +125,23 @@ export class Register {
       }
       return undefined;
     }
+  }
+
+  /** A page of `buscarContribuyentes`, from the register in use; refused when there is none that answers, or it has no name index yet. */
+  search(texto: string, filter: SearchFilter, first: number, after: string | undefined): { records: PadronRecord[]; cursors: string[]; hasNextPage: boolean; endCursor: string | null } {
+    const version = this.#usable();
+    if (!version?.names) {
+      const why = !version ? this.state().state : 'importing its name index';
+      throw new RegisterUnavailableError(true, `El padrón del gateway no está disponible (${why}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`);
+    }
+    const index = { version: version.name, db: version.db, names: version.names.db, counts: version.names.counts };
+    const page = search(index, texto, filter, first, after);
+    return {
+      records: page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed)),
+      cursors: page.found.map((f) => f.cursor),
+      hasNextPage: page.hasNextPage,
+      endCursor: page.endCursor,
+    };
   }
 
   /** Whether the register in use may answer: it exists, and is young enough but not from the future. */
@@ -168,7 +187,7 @@ export class Register {
       }
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
-      const version = await this.#versions.write((db) => fillIndex(db, fetched, { signal, rowsInUse, progress }), started, signal);
+      const version = await this.#versions.write((db, scratch) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress }), started, signal);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.

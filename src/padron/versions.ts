@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
+import { type NamesDb, openNames, readCounts } from './name-index.js';
 
 /** What a complete index says of itself, written last: an index without it is no index. */
 export interface IndexMeta {
@@ -12,16 +13,30 @@ export interface IndexMeta {
   skipped: Record<string, number>;
   importedAt: number;
   durationMs: number;
+  /** The name index's entries, and the rows it could not file (a RUC that is no RUC); absent in an index written before the search. */
+  names?: { entries: number; unindexed: number };
 }
 
 /** What filling an index gives: its meta but the times, and the last key it wrote. */
 export type Filled = Omit<IndexMeta, 'importedAt' | 'durationMs'> & { lastKey: string | undefined };
 
-/** One index on disk, open for lookups. */
+/** One index on disk, open for lookups, and for searches when it has a name index. */
 export interface Version {
   name: string;
   db: RootDatabase<string, string>;
   meta: IndexMeta;
+  names: { db: NamesDb; counts: Uint32Array } | undefined;
+}
+
+function namesOf(db: RootDatabase<string, string>): Version['names'] {
+  try {
+    const names = openNames(db);
+    const counts = readCounts(names);
+    return counts ? { db: names, counts } : undefined;
+  } catch {
+    // An index written before the search, opened read-only: it has no name index to open.
+    return undefined;
+  }
 }
 
 const META_KEY = '~meta';
@@ -58,7 +73,7 @@ export class Versions {
     if (VERSION.test(name)) {
       const db = await openIndex(join(this.dir, name), readOnly);
       const meta = readMeta(db);
-      if (meta) version = { name, db, meta };
+      if (meta) version = { name, db, meta, names: namesOf(db) };
       else await db.close();
     }
     if (!readOnly) await this.removeAllBut(version?.name);
@@ -66,13 +81,15 @@ export class Versions {
   }
 
   /** Writes a new index with `fill`, checks it, and makes it the one in use; a failure leaves the one in use as it was. */
-  async write(fill: (db: RootDatabase<string, string>) => Promise<Filled>, startedAt: number, signal?: AbortSignal): Promise<Version> {
+  async write(fill: (db: RootDatabase<string, string>, scratch: string) => Promise<Filled>, startedAt: number, signal?: AbortSignal): Promise<Version> {
     const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const path = join(this.dir, name);
     await this.mayWrite();
     const db = await openIndex(path);
+    // The import's sorted runs: a directory of the versions' kind, so that what a killed import left is removed at the next start.
+    const scratch = `${path}-sort`;
     try {
-      const { lastKey, ...filled } = await fill(db);
+      const { lastKey, ...filled } = await fill(db, scratch);
       const meta: IndexMeta = { ...filled, importedAt: Date.now(), durationMs: Math.round(performance.now() - startedAt) };
       await db.put(META_KEY, JSON.stringify(meta));
       await db.flushed;
@@ -85,11 +102,13 @@ export class Versions {
       signal?.throwIfAborted();
       await writeFile(join(this.dir, `${CURRENT}.${name}`), name);
       await rename(join(this.dir, `${CURRENT}.${name}`), join(this.dir, CURRENT));
-      return { name, db, meta };
+      return { name, db, meta, names: namesOf(db) };
     } catch (error) {
       await db.close().catch(() => undefined);
       await rm(path, { recursive: true, force: true });
       throw error;
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
     }
   }
 

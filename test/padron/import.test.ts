@@ -8,6 +8,9 @@ import { fillIndex } from '../../src/padron/import.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'padron-import-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let scratches = 0;
+/** Where an import sorts its runs. */
+const scratch = () => join(dir, `scratch-${scratches++}`);
 
 /** A zip holding `text` (ISO-8859-1) as `entry`, written to `name` in the test's directory. */
 async function zip(name: string, entry: string, text: string): Promise<string> {
@@ -31,7 +34,7 @@ describe('fillIndex', () => {
     const padron = await zip('long.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(200_000)}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() })).rejects.toThrow(/long.zip: a line over 4096 bytes/);
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(/long.zip: a line over 4096 bytes/);
     } finally {
       await db.close();
     }
@@ -45,7 +48,7 @@ describe('fillIndex', () => {
     const padron = await zip('ends.zip', 'padron_reducido_ruc.txt', `${HEADER}\r\n${ROW}\r${enye}\n`);
     const db = open<string, string>({ path: join(dir, 'index2'), encoding: 'string' });
     try {
-      const filled = await fillIndex(db, { padron, flags, lastModified: 1_700_000_000_000 });
+      const filled = await fillIndex(db, { padron, flags, lastModified: 1_700_000_000_000 }, scratch());
       expect(filled).toMatchObject({ rows: 2, skipped: { fields: 0, ruc: 0, name: 0 }, dateMs: 1_700_000_000_000 });
       expect(db.get('20622222222')).toBe('INVERSIONES PEÑA S.R.L.|ACTIVO|HABIDO|150131|CAL.|LOS PINOS|-|-|12|-|-|-|-|-|NNNN');
       expect(db.get('20100123453')?.endsWith('|SSSS')).toBe(true);
@@ -61,10 +64,10 @@ describe('fillIndex', () => {
     const small = await zip('small.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index3'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron: noisy, flags, lastModified: 1 })).rejects.toThrow(
+      await expect(fillIndex(db, { padron: noisy, flags, lastModified: 1 }, scratch())).rejects.toThrow(
         /200 of 202 lines skipped: not SUNAT's register/,
       );
-      await expect(fillIndex(db, { padron: small, flags, lastModified: 1 }, { rowsInUse: 18_000_000 })).rejects.toThrow(
+      await expect(fillIndex(db, { padron: small, flags, lastModified: 1 }, scratch(), { rowsInUse: 18_000_000 })).rejects.toThrow(
         /not a whole register/,
       );
     } finally {
@@ -77,9 +80,30 @@ describe('fillIndex', () => {
     const padron = await zip('inside.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(6_000)}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index4'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() })).rejects.toThrow(/inside.zip: a line over 4096 bytes/);
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(/inside.zip: a line over 4096 bytes/);
     } finally {
       await db.close();
+    }
+  });
+
+  it('writes the same index whatever the order of the lines: sorted on disk, then appended in RUC order', async () => {
+    const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`o${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
+    const rows = Array.from({ length: 2_000 }, (_, i) => ROW.replace('20100123453', `20${String(100_000_000 + i * 7919).slice(0, 9)}`).replace('COMERCIAL', `COMERCIAL ${i}`));
+    const shuffled = rows.map((r, i) => [((i * 7_919) % 2_003) / 2_003, r] as const).sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+    const inOrder = await zip('inorder.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${[...rows].sort().join('\n')}\n`);
+    const noOrder = await zip('noorder.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${shuffled.join('\n')}\n`);
+    const a = open<string, string>({ path: join(dir, 'ordered'), encoding: 'string' });
+    const b = open<string, string>({ path: join(dir, 'unordered'), encoding: 'string' });
+    try {
+      expect(await fillIndex(a, { padron: inOrder, flags, lastModified: 1 }, scratch())).toMatchObject({ rows: 2_000 });
+      expect(await fillIndex(b, { padron: noOrder, flags, lastModified: 1 }, scratch())).toMatchObject({ rows: 2_000 });
+      // The root database also names the name index's database: the rows are the 11-digit keys.
+      const all = (db: typeof a) => [...db.getRange()].filter(({ key }) => /^\d{11}$/.test(String(key))).map(({ key, value }) => `${String(key)}=${value}`);
+      expect(all(b)).toEqual(all(a));
+      expect(all(a)).toHaveLength(2_000);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 
@@ -92,10 +116,10 @@ describe('fillIndex', () => {
     const db = open<string, string>({ path: join(dir, 'index5'), encoding: 'string' });
     const db2 = open<string, string>({ path: join(dir, 'index6'), encoding: 'string' });
     try {
-      const filled = await fillIndex(db, { padron: twice, flags, lastModified: 1 });
+      const filled = await fillIndex(db, { padron: twice, flags, lastModified: 1 }, scratch());
       expect(filled).toMatchObject({ rows: 2, skipped: { duplicate: 1 } });
       expect(db.get('20100123453')?.startsWith('COMERCIAL ANDINA S.A.C.|')).toBe(true);
-      await expect(fillIndex(db2, { padron: copies, flags, lastModified: 1 })).rejects.toThrow(
+      await expect(fillIndex(db2, { padron: copies, flags, lastModified: 1 }, scratch())).rejects.toThrow(
         /499 of 500 lines list a RUC again: not SUNAT's register/,
       );
     } finally {
@@ -110,7 +134,7 @@ describe('fillIndex', () => {
     const db = open<string, string>({ path: join(dir, 'index7'), encoding: 'string' });
     const stop = new AbortController();
     try {
-      const importing = fillIndex(db, { padron, flags, lastModified: 1 }, { signal: stop.signal });
+      const importing = fillIndex(db, { padron, flags, lastModified: 1 }, scratch(), { signal: stop.signal });
       await new Promise((r) => setTimeout(r, 200));
       const stoppedAt = performance.now();
       stop.abort(new Error('stopping'));
@@ -130,10 +154,10 @@ describe('fillIndex', () => {
     const db2 = open<string, string>({ path: join(dir, 'index9'), encoding: 'string' });
     try {
       // Over the bound if each repeat counted.
-      await fillIndex(db, { padron, flags: [repeated, ...plain], lastModified: 1 });
+      await fillIndex(db, { padron, flags: [repeated, ...plain], lastModified: 1 }, scratch());
       expect(db.get('20100123453')?.endsWith('|SNNN')).toBe(true);
       const many = await flag('m0.zip', Array.from({ length: 2_000_001 }, (_, i) => `${20_000_000_000 + i * 2}|X|\r\n`).join(''));
-      await expect(fillIndex(db2, { padron, flags: [many, ...plain], lastModified: 1 })).rejects.toThrow(/m0.zip: over 2000000 RUCs/);
+      await expect(fillIndex(db2, { padron, flags: [many, ...plain], lastModified: 1 }, scratch())).rejects.toThrow(/m0.zip: over 2000000 RUCs/);
     } finally {
       await db.close();
       await db2.close();
@@ -148,7 +172,7 @@ describe('fillIndex', () => {
     const padron = await zip('utf8.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${utf8}\n${broken}\n`);
     const db = open<string, string>({ path: join(dir, 'index10'), encoding: 'string' });
     try {
-      const filled = await fillIndex(db, { padron, flags, lastModified: 1 });
+      const filled = await fillIndex(db, { padron, flags, lastModified: 1 }, scratch());
       expect(filled).toMatchObject({ rows: 2, skipped: { name: 1 } });
       expect(db.get('20622222222')?.split('|')[0]).toBe('INVERSIONES PEÑA S.R.L.');
       expect(db.get('20633333333')).toBeUndefined();

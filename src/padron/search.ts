@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import type { RootDatabase } from 'lmdb';
+import { type NamesDb, StreamReader, UnionReader } from './name-index.js';
+import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
+import { bucketRange, foldWords, matchesWords, NOT_ACTIVE_RANK } from './names.js';
+
+/**
+ * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
+ * The taxpayers whose name's first word begins with the text's first word come first (phase A),
+ * then the others (phase B); each phase walks its streams together (a leapfrog join: each stream
+ * jumps to the rank the others have reached), and each candidate's name is read and matched whole.
+ */
+
+export interface SearchFilter {
+  estados?: readonly string[] | null;
+  condiciones?: readonly string[] | null;
+  ubigeo?: string | null;
+  tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null;
+}
+
+/** Why a search is refused, in words the caller can act on. */
+export class SearchRefused extends Error {}
+
+/** No register answers searches: PADRON off (not `retryable`), no import yet, or past its age. */
+export class RegisterUnavailableError extends Error {
+  constructor(
+    readonly retryable: boolean,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A page does at most this much work: a search whose matches are rare gives fewer and a cursor to go on. */
+const MAX_CANDIDATES = 3_000;
+const MAX_SEEKS = 30_000;
+export const MIN_CHARACTERS = 3;
+export const MAX_TEXT = 100;
+
+export interface Found {
+  ruc: string;
+  /** What the index keeps of the RUC's row. */
+  kept: string;
+  cursor: string;
+}
+
+export interface SearchPage {
+  found: Found[];
+  hasNextPage: boolean;
+  endCursor: string | null;
+}
+
+interface Position {
+  phase: 'A' | 'B' | 'R';
+  rank: number;
+}
+
+/** What a cursor is bound to: the register's version and the search (its folded text and its filter). */
+function bindingOf(version: string, words: readonly string[], filter: SearchFilter): string {
+  const canonical = JSON.stringify([
+    words,
+    [...(filter.estados ?? [])].map(foldText).sort(),
+    [...(filter.condiciones ?? [])].map(foldText).sort(),
+    filter.ubigeo ?? null,
+    filter.tipo ?? null,
+  ]);
+  return createHash('sha256').update(version).update('\0').update(canonical).digest('base64url').slice(0, 16);
+}
+
+const foldText = (text: string) => foldWords(text).join(' ');
+
+const cursorOf = (binding: string, at: Position) => Buffer.from(`${binding}.${at.phase}.${at.rank}`).toString('base64url');
+
+function positionOf(cursor: string, binding: string): Position {
+  const text = Buffer.from(cursor, 'base64url').toString('latin1');
+  const m = /^([\w-]{16})\.([ABR])\.(\d{1,16})$/.exec(text);
+  if (!m || cursor.length > 64) throw new SearchRefused('el cursor `after` no es uno que dio esta búsqueda');
+  if (m[1] !== binding) throw new SearchRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
+  return { phase: m[2] as Position['phase'], rank: Number(m[3]) };
+}
+
+/** The text's words, or the RUC it names (11 digits, or the RUC 10 of 8 digits); refused when too short or too long. */
+export function parseText(texto: string): { ruc: string } | { words: string[] } {
+  if (texto.length > MAX_TEXT) throw new SearchRefused(`texto: a lo más ${MAX_TEXT} caracteres`);
+  const words = foldWords(texto);
+  const characters = words.reduce((n, w) => n + w.length, 0);
+  if (characters < MIN_CHARACTERS) throw new SearchRefused(`texto: al menos ${MIN_CHARACTERS} letras o dígitos`);
+  const digits = texto.trim();
+  if (/^\d{11}$/.test(digits)) {
+    if (!isValidRuc(digits)) throw new SearchRefused('texto: 11 dígitos que no son un RUC válido (prefijo o dígito verificador)');
+    return { ruc: digits };
+  }
+  const dni = /^\d{8}$/.test(digits) ? rucOfDni(digits) : undefined;
+  if (dni?.ok) return { ruc: dni.value };
+  return { words };
+}
+
+/** One search's page, from the register in use (`version` names it). */
+export function search(
+  index: { version: string; db: RootDatabase<string, string>; names: NamesDb; counts: Uint32Array },
+  texto: string,
+  filter: SearchFilter,
+  first: number,
+  after: string | undefined,
+): SearchPage {
+  const parsed = parseText(texto);
+  const words = 'words' in parsed ? parsed.words : [parsed.ruc];
+  const binding = bindingOf(index.version, words, filter);
+  let at: Position = after ? positionOf(after, binding) : { phase: 'words' in parsed ? 'A' : 'R', rank: 0 };
+  const accepts = accepting(filter);
+  const found: Found[] = [];
+  if ('ruc' in parsed) {
+    const kept = at.rank === 0 ? index.db.get(parsed.ruc) : undefined;
+    if (kept !== undefined && accepts(parsed.ruc, kept.split('|'))) found.push({ ruc: parsed.ruc, kept, cursor: cursorOf(binding, { phase: 'R', rank: 1 }) });
+    return { found, hasNextPage: false, endCursor: found[0]?.cursor ?? null };
+  }
+  const work = { candidates: 0, seeks: 0 };
+  const [low, high] = rankBounds(filter);
+  for (const phase of ['A', 'B'] as const) {
+    if (phase === 'A' && at.phase === 'B') continue;
+    const start = Math.max(low, at.phase === phase ? at.rank : 0);
+    const streams = streamsOf(index, words, phase);
+    const walked = walk(streams, start, high, work, (rank) => {
+      const ruc = rucOfRank(rank);
+      const kept = index.db.get(ruc);
+      if (kept === undefined) return false;
+      const c = kept.split('|');
+      const name = foldWords(c[0]!);
+      if ((phase === 'A') !== (name[0]?.startsWith(words[0]!) ?? false)) return false;
+      if (!accepts(ruc, c) || !matchesWords(words, name)) return false;
+      found.push({ ruc, kept, cursor: cursorOf(binding, { phase, rank: rank + 1 }) });
+      return found.length > first;
+    });
+    if (walked.stoppedAt !== undefined) {
+      // A full page and one more (which says there is a next page), or the page's work spent.
+      const full = found.length > first;
+      if (full) found.length = first;
+      const resume = full ? undefined : cursorOf(binding, { phase, rank: walked.stoppedAt });
+      return { found, hasNextPage: true, endCursor: resume ?? found.at(-1)!.cursor };
+    }
+    at = { phase: 'B', rank: 0 };
+  }
+  return { found, hasNextPage: false, endCursor: found.at(-1)?.cursor ?? null };
+}
+
+const rucOfRank = (rank: number) => {
+  const first10 = String(rank % 0x1_0000_0000).padStart(10, '0');
+  return first10 + rucCheckDigit(first10);
+};
+
+/** The ranks a filter allows: ACTIVO alone is the ranks before the first of any other estado; without ACTIVO, those after. */
+function rankBounds(filter: SearchFilter): [number, number] {
+  const estados = filter.estados?.map(foldText);
+  if (!estados || estados.length === 0) return [0, Infinity];
+  const activo = estados.includes('ACTIVO');
+  if (activo && estados.length === 1) return [0, NOT_ACTIVE_RANK];
+  return activo ? [0, Infinity] : [NOT_ACTIVE_RANK, Infinity];
+}
+
+/** Whether a row (its columns: name, estado, condición, ubigeo, ...) passes the filter. */
+function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => boolean {
+  const estados = filter.estados?.length ? new Set(filter.estados.map(foldText)) : undefined;
+  const condiciones = filter.condiciones?.length ? new Set(filter.condiciones.map(foldText)) : undefined;
+  const { ubigeo, tipo } = filter;
+  return (ruc, c) =>
+    (!estados || estados.has(foldText(c[1] ?? ''))) &&
+    (!condiciones || condiciones.has(foldText(c[2] ?? ''))) &&
+    (!ubigeo || (c[3] ?? '').startsWith(ubigeo)) &&
+    (!tipo || (tipo === 'EMPRESA') === ruc.startsWith('20'));
+}
+
+/** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters. */
+function streamsOf(index: { names: NamesDb; counts: Uint32Array }, words: readonly string[], phase: 'A' | 'B'): UnionReader[] {
+  const union = (word: string, firstOnly: boolean) => {
+    const [from, to] = bucketRange(word);
+    const parts: StreamReader[] = [];
+    let size = 0;
+    for (let b = from; b <= to; b++) {
+      for (const notFirst of firstOnly ? [0] : [0, 1]) {
+        const stream = b * 2 + notFirst;
+        if (index.counts[stream] === 0) continue;
+        size += index.counts[stream]!;
+        parts.push(new StreamReader(index.names, stream));
+      }
+    }
+    return new UnionReader(parts, size);
+  };
+  const streams: UnionReader[] = [];
+  if (phase === 'A') streams.push(union(words[0]!, true));
+  words.forEach((w, i) => {
+    if (w.length >= 3 && !(phase === 'A' && i === 0)) streams.push(union(w, false));
+  });
+  // Words of one or two characters are matched on the name alone, unless there is no other word.
+  if (streams.length === 0) streams.push(union([...words].sort((a, b) => b.length - a.length)[0]!, false));
+  return streams.sort((a, b) => a.size - b.size);
+}
+
+/** Walks the ranks every stream holds, from `start` to below `end`, until `take` says enough or the work is spent (then where it stopped). */
+function walk(
+  streams: UnionReader[],
+  start: number,
+  end: number,
+  work: { candidates: number; seeks: number },
+  take: (rank: number) => boolean,
+): { stoppedAt?: number } {
+  if (streams.some((s) => s.size === 0)) return {};
+  let t = start;
+  for (;;) {
+    if (work.candidates >= MAX_CANDIDATES || work.seeks >= MAX_SEEKS) return { stoppedAt: t };
+    t = streams[0]!.seek(t);
+    work.seeks++;
+    if (t >= end) return {};
+    let agreed = true;
+    for (let i = 1; i < streams.length; i++) {
+      const r = streams[i]!.seek(t);
+      work.seeks++;
+      if (r > t) {
+        t = r;
+        agreed = false;
+        break;
+      }
+    }
+    if (!agreed) continue;
+    work.candidates++;
+    if (take(t)) return { stoppedAt: t };
+    t += 1;
+  }
+}

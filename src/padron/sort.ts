@@ -1,0 +1,219 @@
+import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setImmediate as yieldToLookups } from 'node:timers/promises';
+
+/**
+ * External sorts for the import: the register's rows by RUC, and the name index's entries. LMDB
+ * is then written in key order only, appending: whatever the order of the lines, the index is never
+ * read back while it is written, so neither its pages nor the time to find them grow with it
+ * (docs/padron.md, "Whatever the order").
+ */
+
+/** Rows held before they are written, sorted, as one run: some 60 MB. */
+const ROWS_PER_RUN = 200_000;
+/** Entries sorted at a time: 4 MB, sorted in some 45 ms, so lookups are not held longer than by a transaction. */
+const ENTRIES_PER_RUN = 1 << 19;
+/** What a merge reads of each run at a time. */
+const READ_BYTES = 1 << 18;
+/** A merge yields to lookups after this many items. */
+export const YIELD_EVERY = 50_000;
+
+const byKey = (a: [string, string], b: [string, string]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
+/** A min-heap of run numbers, ordered by `less`; runs compare by number at a tie, so equal keys keep the lines' order. */
+class Heap {
+  readonly #items: number[] = [];
+  constructor(readonly less: (a: number, b: number) => boolean) {}
+  get size() {
+    return this.#items.length;
+  }
+  get top() {
+    return this.#items[0]!;
+  }
+  push(run: number) {
+    const items = this.#items;
+    items.push(run);
+    for (let i = items.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(items[i]!, items[parent]!)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+  /** After the top's key changed: sinks it to its place, or drops it when its run is `gone`. */
+  fix(gone: boolean) {
+    const items = this.#items;
+    if (gone) {
+      const last = items.pop()!;
+      if (items.length === 0) return;
+      items[0] = last;
+    }
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < items.length && this.less(items[l]!, items[m]!)) m = l;
+      if (r < items.length && this.less(items[r]!, items[m]!)) m = r;
+      if (m === i) return;
+      [items[i], items[m]] = [items[m]!, items[i]!];
+      i = m;
+    }
+  }
+}
+
+/** A run's lines, read forward a chunk at a time. */
+class LineReader {
+  #buf = Buffer.alloc(READ_BYTES);
+  #start = 0;
+  #end = 0;
+  #eof = false;
+  readonly #fd: number;
+  constructor(path: string) {
+    this.#fd = openSync(path, 'r');
+  }
+  next(): string | undefined {
+    for (;;) {
+      const nl = this.#buf.indexOf(10, this.#start);
+      if (nl >= 0 && nl < this.#end) {
+        const line = this.#buf.toString('utf8', this.#start, nl);
+        this.#start = nl + 1;
+        return line;
+      }
+      if (this.#eof) return undefined;
+      const left = this.#end - this.#start;
+      if (left * 2 > this.#buf.length) this.#buf = Buffer.concat([this.#buf, Buffer.alloc(this.#buf.length)]);
+      this.#buf.copy(this.#buf, 0, this.#start, this.#end);
+      this.#start = 0;
+      this.#end = left;
+      const read = readSync(this.#fd, this.#buf, this.#end, this.#buf.length - this.#end, null);
+      if (read === 0) {
+        this.#eof = true;
+        closeSync(this.#fd);
+      }
+      this.#end += read;
+    }
+  }
+}
+
+/** Rows of [RUC, value] in any order, given back in RUC order (equal RUCs in the order they were added). */
+export class RowSorter {
+  #held: [string, string][] = [];
+  readonly #runs: string[] = [];
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Adds a batch; a full run is sorted and written. */
+  add(batch: [string, string][]): void {
+    for (const row of batch) this.#held.push(row);
+    if (this.#held.length >= ROWS_PER_RUN) this.#write();
+  }
+
+  #write(): void {
+    // Sorted stably: a RUC listed twice keeps its lines' order.
+    const rows = this.#held.sort(byKey);
+    this.#held = [];
+    const path = join(this.dir, `rows-${this.#runs.length}`);
+    writeFileSync(path, rows.map(([k, v]) => `${k}${v}\n`).join(''));
+    this.#runs.push(path);
+  }
+
+  /** Every row added, in RUC order; `keyLength` splits a line back into its RUC and value. */
+  async *sorted(keyLength: number, signal?: AbortSignal): AsyncGenerator<[string, string]> {
+    if (this.#held.length) this.#write();
+    const readers = this.#runs.map((p) => new LineReader(p));
+    const heads = readers.map((r) => r.next());
+    const keys = heads.map((h) => h?.slice(0, keyLength) ?? '');
+    const heap = new Heap((a, b) => keys[a]! < keys[b]! || (keys[a] === keys[b] && a < b));
+    heads.forEach((h, i) => h !== undefined && heap.push(i));
+    for (let n = 1; heap.size; n++) {
+      const run = heap.top;
+      const line = heads[run]!;
+      const key = keys[run]!;
+      const next = (heads[run] = readers[run]!.next());
+      if (next !== undefined) keys[run] = next.slice(0, keyLength);
+      heap.fix(next === undefined);
+      yield [key, line.slice(keyLength)];
+      if (n % YIELD_EVERY === 0) {
+        signal?.throwIfAborted();
+        await yieldToLookups();
+      }
+    }
+  }
+}
+
+/** A run of entries, read forward a chunk at a time: `hi` and `lo` of the entry at hand. */
+class EntryReader {
+  readonly #fd: number;
+  readonly #words = new Uint32Array(READ_BYTES / 4);
+  #at = 0;
+  #count = 0;
+  hi = 0;
+  lo = 0;
+  constructor(path: string) {
+    this.#fd = openSync(path, 'r');
+  }
+  next(): boolean {
+    if (this.#at >= this.#count) {
+      const read = readSync(this.#fd, this.#words, 0, this.#words.byteLength, null);
+      if (read === 0) {
+        closeSync(this.#fd);
+        return false;
+      }
+      this.#count = read / 4;
+      this.#at = 0;
+    }
+    // Little-endian 64-bit entries: the low word first.
+    this.lo = this.#words[this.#at]!;
+    this.hi = this.#words[this.#at + 1]!;
+    this.#at += 2;
+    return true;
+  }
+}
+
+/** The name index's entries (./names.ts), 64 bits each, given back sorted. */
+export class EntrySorter {
+  readonly #words = new Uint32Array(ENTRIES_PER_RUN * 2);
+  #count = 0;
+  readonly #runs: string[] = [];
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  push(hi: number, lo: number): void {
+    this.#words[this.#count * 2] = lo;
+    this.#words[this.#count * 2 + 1] = hi;
+    if (++this.#count === ENTRIES_PER_RUN) this.#write();
+  }
+
+  #write(): void {
+    // As unsigned 64-bit numbers (little-endian: hi is the high word), sorted natively.
+    const sorted = new BigUint64Array(this.#words.buffer, 0, this.#count).sort();
+    const path = join(this.dir, `entries-${this.#runs.length}`);
+    writeFileSync(path, new Uint8Array(sorted.buffer, 0, this.#count * 8));
+    this.#runs.push(path);
+    this.#count = 0;
+  }
+
+  /** Every entry pushed, in order, to `each(hi, lo)`, yielding to lookups now and then (after `pause`). */
+  async sorted(each: (hi: number, lo: number) => void, signal?: AbortSignal, pause?: () => void): Promise<void> {
+    if (this.#count) this.#write();
+    const readers = this.#runs.map((p) => new EntryReader(p));
+    const heap = new Heap((a, b) => {
+      const x = readers[a]!;
+      const y = readers[b]!;
+      return x.hi < y.hi || (x.hi === y.hi && x.lo < y.lo);
+    });
+    readers.forEach((r, i) => r.next() && heap.push(i));
+    for (let n = 1; heap.size; n++) {
+      const reader = readers[heap.top]!;
+      each(reader.hi, reader.lo);
+      heap.fix(!reader.next());
+      if (n % YIELD_EVERY === 0) {
+        pause?.();
+        signal?.throwIfAborted();
+        await yieldToLookups();
+      }
+    }
+  }
+}
