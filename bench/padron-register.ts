@@ -17,8 +17,45 @@ export const FULL_SIZE = 18_300_000;
 
 const HEADER =
   'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
-const SURNAMES = ['QUISPE', 'FLORES', 'SANCHEZ', 'RODRIGUEZ', 'GARCIA', 'ROJAS', 'MAMANI', 'HUAMAN', 'CHAVEZ', 'MUÑOZ'];
-const NAMES = ['JUAN CARLOS', 'MARIA ELENA', 'JOSE LUIS', 'ROSA', 'LUIS ALBERTO', 'ANA MARIA', 'CARLOS', 'CARMEN ROSA'];
+/** Peru's commonest surnames first (QUISPE alone is some 3 % of persons): drawn by a Zipf-like rule, then a long tail of made-up ones. */
+const SURNAMES = (
+  'QUISPE FLORES SANCHEZ RODRIGUEZ GARCIA ROJAS MAMANI HUAMAN CHAVEZ MUÑOZ DIAZ TORRES VASQUEZ RAMOS LOPEZ MENDOZA GONZALES CASTILLO ' +
+  'RAMIREZ ESPINOZA PEREZ HERNANDEZ VARGAS GUTIERREZ CRUZ CONDORI TICONA APAZA CCAHUANA HUAYTA PAREDES SALAZAR CHOQUE MORALES ' +
+  'REYES ALVAREZ FERNANDEZ SILVA JIMENEZ ORTIZ ROMERO CARDENAS CORDOVA NUÑEZ CASTRO RIVERA AGUILAR MEDINA VEGA CALDERON'
+).split(' ');
+const GIVEN = (
+  'JUAN CARLOS MARIA ELENA JOSE LUIS ROSA ALBERTO ANA CARMEN JORGE VICTOR CESAR MIGUEL ANGEL JULIO MANUEL PEDRO PABLO RAUL ' +
+  'LUZ GLADYS NANCY MARTHA ELIZABETH FLOR DE MARIA YOLANDA MERCEDES EDGAR WILBER FREDY HUGO SONIA NELLY ROCIO JESUS'
+).split(' ');
+const SYLLABLES = 'CA HUA MA PA TI CO RI LLA QUI SA NA TA YA CHU PI RO LU ME NI TU CHA QUE SU RA'.split(' ');
+const OPENINGS = [
+  'INVERSIONES', 'SERVICIOS GENERALES', 'CORPORACION', 'CONSTRUCTORA', 'COMERCIAL', 'DISTRIBUIDORA', 'GRUPO', 'EMPRESA DE TRANSPORTES',
+  'CONSORCIO', 'MULTISERVICIOS', 'AGROINDUSTRIAS', 'INMOBILIARIA', 'NEGOCIACIONES', 'IMPORTACIONES Y EXPORTACIONES', 'ASOCIACION', 'TEXTIL',
+];
+const TAILS = ['S.A.C.', 'E.I.R.L.', 'S.R.L.', 'S.A.', 'SOCIEDAD ANONIMA CERRADA', '& ASOCIADOS S.A.C.', 'DEL PERU S.A.C.'];
+
+/** A well-mixed 32-bit hash of `i` and `salt`: the same register every run, without a generator's state. */
+function mix(i: number, salt: number): number {
+  let h = Math.imul(i ^ Math.imul(salt, 0x9e3779b1), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+/** An index below `n`, small ones far likelier (a surname's frequency falls with its rank). */
+const zipf = (i: number, salt: number, n: number) => Math.floor(n * (mix(i, salt) / 2 ** 32) ** 1.4);
+const pick = <T>(xs: readonly T[], i: number, salt: number) => xs[mix(i, salt) % xs.length]!;
+/** A made-up word of 2 to 4 syllables: the register's long tail of rare surnames and brand names. */
+const madeUp = (i: number, salt: number) =>
+  Array.from({ length: 2 + (mix(i, salt) % 3) }, (_, k) => pick(SYLLABLES, i, salt * 7 + k)).join('');
+const surname = (i: number, salt: number) => (mix(i, salt + 1) % 4 === 0 ? madeUp(i, salt) : SURNAMES[zipf(i, salt, SURNAMES.length)]!);
+
+/** The `i`-th taxpayer's name: a person's two surnames and given names, or a company's. */
+export function nameAt(i: number, lines: number): string {
+  if (rucAt(i, lines).startsWith('10')) {
+    const given = mix(i, 5) % 3 === 0 ? `${pick(GIVEN, i, 6)} ${pick(GIVEN, i, 7)}` : pick(GIVEN, i, 6);
+    return `${surname(i, 1)} ${surname(i, 3)} ${given}`;
+  }
+  return `${pick(OPENINGS, i, 8)} ${madeUp(i, 9)}${mix(i, 10) % 3 === 0 ? ` ${surname(i, 11)}` : ''} ${pick(TAILS, i, 12)}`;
+}
 const UBIGEOS = ['150131', '150122', '150101', '040101', '130101', '200101', '080101', '120101', '140101', '110101'];
 
 /** SUNAT's modulo-11 check digit. */
@@ -53,22 +90,24 @@ function lineAt(i: number, lines: number): string {
   const ruc = rucAt(i, lines);
   const estado = i % 10 < 5 ? 'ACTIVO' : i % 10 < 9 ? 'BAJA DE OFICIO' : 'SUSPENSION TEMPORAL';
   const condicion = i % 7 === 0 ? 'NO HALLADO' : 'HABIDO';
-  if (ruc.startsWith('10')) {
-    const name = `${SURNAMES[i % 10]} ${SURNAMES[(i >> 3) % 10]} ${NAMES[i % 8]}`;
-    return `${ruc}|${name}|${estado}|${condicion}|-|-|-|-|-|-|-|-|-|-|-|`;
-  }
-  const name = `EMPRESA ${i} ${i % 2 ? 'S.A.C.' : 'E.I.R.L.'}`;
+  const name = nameAt(i, lines);
+  if (ruc.startsWith('10')) return `${ruc}|${name}|${estado}|${condicion}|-|-|-|-|-|-|-|-|-|-|-|`;
   return `${ruc}|${name}|${estado}|${condicion}|${UBIGEOS[i % 10]}|AV.|LOS ${SURNAMES[i % 10]}|URB.|SANTA ROSA|${(i % 2000) + 1}|-|-|-|-|-|`;
 }
 
-/** The register's text, `lines` lines with the header, in chunks of ISO-8859-1 bytes. */
-function padronText(lines: number): Readable {
+/** A step that visits every row once, in no order, when `order` is `none` (a prime that divides no register's size here). */
+const SHUFFLE_STEP = 7_368_787;
+
+/** The register's text, `lines` lines with the header, in chunks of ISO-8859-1 bytes: in RUC order, as SUNAT writes it, or in none. */
+function padronText(lines: number, order: 'ruc' | 'none'): Readable {
   let i = 0;
+  const rows = lines - 1;
+  const at = order === 'ruc' || rows % SHUFFLE_STEP === 0 ? (k: number) => k : (k: number) => Number((BigInt(k) * BigInt(SHUFFLE_STEP)) % BigInt(rows));
   return new Readable({
     read() {
       const chunk: string[] = i === 0 ? [HEADER] : [];
       const end = Math.min(lines - 1, i + 5000);
-      for (; i < end; i++) chunk.push(lineAt(i, lines - 1));
+      for (; i < end; i++) chunk.push(lineAt(at(i), rows));
       if (chunk.length) this.push(Buffer.from(`${chunk.join('\n')}\n`, 'latin1'));
       if (i >= lines - 1) this.push(null);
     },
@@ -90,9 +129,9 @@ async function writeZip(path: string, entry: string, content: Readable | Buffer,
 }
 
 /** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default. */
-export async function writeRegister(dir: string, lines = FULL_SIZE, at = new Date()): Promise<void> {
+export async function writeRegister(dir: string, lines = FULL_SIZE, at = new Date(), order: 'ruc' | 'none' = 'ruc'): Promise<void> {
   await mkdir(dir, { recursive: true });
-  await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines), at);
+  await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines, order), at);
   const flags = Math.max(1, Math.round(lines / 100));
   const rows = lines - 1;
   await writeZip(join(dir, 'AgenRet_TXT.zip'), 'AgenRet_TXT.txt', flagText(flags, 37, rows), at);

@@ -14,9 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, type Sample } from './load.js';
 import { peakRssMb, start, stopAll } from './procs.js';
-import { FULL_SIZE, rucAt, writeRegister } from './padron-register.js';
+import { FULL_SIZE, nameAt, rucAt, writeRegister } from './padron-register.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
+/** `none` writes the register's lines in no order (SUNAT promises none): the import must hold its bounds either way. */
+const ORDER = process.env['BENCH_PADRON_ORDER'] === 'none' ? 'none' : 'ruc';
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const REPS = Number(process.env['BENCH_REPS'] ?? 3);
 const QUERY = 'query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }';
@@ -38,7 +40,7 @@ async function main() {
   });
   try {
     let t = performance.now();
-    await writeRegister(files, LINES);
+    await writeRegister(files, LINES, new Date(), ORDER);
     console.log(`register of ${LINES.toLocaleString('en')} lines written in ${Math.round((performance.now() - t) / 1000)} s`);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const mirror = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
@@ -65,6 +67,8 @@ async function main() {
     const fromRegister = { body: body(rucAt(Math.floor(LINES * 0.9), LINES - 1)), connections: 50 };
     const fromService = { body: body('20100123453'), connections: 50 };
     for (const [s, l] of [[gateway, fromRegister], [bare, fromService]] as const) await load(s, sandbox, l, 2);
+    const search = await searches(gateway.url);
+    const list = await supplierList(gateway.url);
     const samples: [Sample[], Sample[]] = [[], []];
     for (let rep = 0; rep < REPS; rep++) {
       samples[0].push(await load(gateway, sandbox, fromRegister, SECONDS));
@@ -75,6 +79,9 @@ async function main() {
       at: new Date().toISOString(),
       node: process.version,
       lines: LINES,
+      order: ORDER,
+      search,
+      list,
       import: { seconds: importS, peakRssMb: Math.round(importRss), idleRssMb: Math.round(idleRss), indexBytes },
       contribuyente: { register: g, bareProxy: b },
       targets: {
@@ -82,6 +89,8 @@ async function main() {
         'peak RSS <= 512 MB': importRss <= 512,
         'p50 <= bare / 20': g!.p50 <= b!.p50 / 20,
         'rps >= bare': g!.rps >= b!.rps,
+        'search p99 <= 50 ms': search.p99 <= 50,
+        '10,000 RUCs <= 2 s': list.ms <= 2000,
       },
     };
     console.log(JSON.stringify(result, null, 2));
@@ -92,6 +101,66 @@ async function main() {
     server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const SEARCH = 'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) { edges { node { ruc nombreORazonSocial estado } } pageInfo { hasNextPage endCursor } } }';
+/** The commonest words alone and together: the searches with the most matches to order. */
+const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', 'INVERSIONES SAC', 'QUISPE MAMANI', 'qui', 'ser gen'];
+
+/** 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words: 20 at a time. */
+async function searches(url: string) {
+  const texts: string[] = [];
+  for (let k = 0; texts.length < 1000; k++) {
+    const name = nameAt((k * 7_919_993) % (LINES - 1), LINES - 1);
+    const cut = 3 + ((k * 31) % Math.max(1, name.length - 2));
+    const text = name.slice(0, cut);
+    if (text.replace(/[^A-Z0-9]/g, '').length >= 3) texts.push(text);
+  }
+  for (let r = 0; r < 10; r++) texts.push(...COMMON);
+  const run = async () => {
+    const queue = [...texts];
+    const times: number[] = [];
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
+          const started = performance.now();
+          const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' }, body: JSON.stringify({ query: SEARCH, variables: { t } }) });
+          const body = (await res.json()) as { errors?: unknown };
+          times.push(performance.now() - started);
+          if (body.errors) failed++;
+        }
+      }),
+    );
+    times.sort((a, b) => a - b);
+    const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))]! * 10) / 10;
+    return { searches: times.length, p50: at(0.5), p99: at(0.99), max: at(1), failed };
+  };
+  await run();
+  const measured = await run();
+  console.log(`search, 20 at a time: ${JSON.stringify(measured)}`);
+  return measured;
+}
+
+/** 10,000 RUCs of the register in one contribuyentes list: the median of three. */
+async function supplierList(url: string) {
+  const rucs = Array.from({ length: 10_000 }, (_, k) => rucAt((k * 1_830) % (LINES - 1), LINES - 1));
+  const times: number[] = [];
+  let ok = true;
+  for (let r = 0; r < 3; r++) {
+    const started = performance.now();
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
+      body: JSON.stringify({ query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc estado condicion } }', variables: { r: rucs } }),
+    });
+    const body = (await res.json()) as { data?: { contribuyentes: unknown[] }; errors?: unknown };
+    times.push(performance.now() - started);
+    ok &&= !body.errors && body.data?.contribuyentes.length === 10_000;
+  }
+  const measured = { rucs: 10_000, ms: Math.round(median(times)), ok };
+  console.log(`10,000 RUCs from the register: ${JSON.stringify(measured)}`);
+  return measured;
 }
 
 await main();

@@ -114,6 +114,8 @@ export function advice(error: GatewayError): string {
       return 'send the SOL credentials in a variable, never written in the document';
     case 'DOCUMENT_NOT_TRUSTED':
       return 'this gateway runs only the documents it ships with: send their documentId';
+    case 'REGISTER_UNAVAILABLE':
+      return 'search needs the register the gateway keeps: retry once /health says ready (or turn PADRON on)';
     default: {
       // A code this client does not know yet (the enum may grow): fall back on `retryable`.
       const unknown: never = code;

@@ -155,11 +155,12 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       lookups,
       concurrency: config.requestConcurrency,
       maxReceipts: config.limits.maxReceipts,
+      maxRucsPerList: config.limits.maxRucsPerList,
       maxOperationCost: config.limits.maxOperationCost,
       logger: options.logger,
       tracing,
       planToken: config.auth?.planToken,
-      register: parts.register !== undefined,
+      register: parts.register,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -200,7 +201,8 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
       ? [useSignIn({ ...config.auth, keys: signInKeys, budgets, onRefused: (reason) => metrics.signInRefused(reason) })]
       : []),
     // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
-    ...useOperationLimits(config.limits, config.nodeEnv === 'production'),
+    // A RUC SUNAT's register answers costs nothing: it is priced so.
+    ...useOperationLimits(config.limits, config.nodeEnv === 'production', register && ((type, key) => type === 'Contribuyente' && register.holds(key))),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
     usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
     // Secrets: written in the document, refused; in variables, checked before graphql-js could print them.

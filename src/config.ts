@@ -83,6 +83,7 @@ export const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
   /** Receipts one batch validation field takes, sent upstream in calls of 100. @default 1000 */
   MAX_RECEIPTS: count.min(1).max(100_000).default(DEFAULT_MAX_RECEIPTS),
+  MAX_RUCS_PER_LIST: count.min(1).max(100_000).default(10_000),
   /** Most plan queries one operation may be able to spend. @default 100 */
   MAX_OPERATION_COST: count.min(1).default(100),
   /** Comma-separated origins allowed by CORS, or `*`. @default '*' */
@@ -209,6 +210,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
     maxDirectives: e.MAX_DIRECTIVES,
     maxOperationCost: e.MAX_OPERATION_COST,
     maxReceipts: e.MAX_RECEIPTS,
+    maxRucsPerList: e.MAX_RUCS_PER_LIST,
   },
   http: {
     maxBodyBytes: e.MAX_BODY_BYTES,

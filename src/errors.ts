@@ -11,6 +11,7 @@ import {
 import { BudgetExceededError } from './data/budgets.js';
 import { BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
+import { RegisterUnavailableError, SearchRefused } from './padron/search.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -56,6 +57,8 @@ export const ERROR_CODES = {
   DEPTH_LIMIT_EXCEEDED: 'La operación supera MAX_DEPTH.',
   ALIAS_LIMIT_EXCEEDED: 'La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs).',
   DIRECTIVE_LIMIT_EXCEEDED: 'La operación supera MAX_DIRECTIVES.',
+  REGISTER_UNAVAILABLE:
+    'El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio.',
   COST_LIMIT_EXCEEDED: 'Más consultas del plan que MAX_OPERATION_COST: la operación, antes de llamar; o el campo cuya llamada lo pasaría.',
 } as const;
 
@@ -198,6 +201,9 @@ function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError
     const message = `Su presupuesto no alcanza: esta llamada cuesta ${cause.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
     return placed(cause, located, message, { code: 'BUDGET_EXCEEDED', retryable: false, budget: cause.standing });
   }
+  if (cause instanceof SearchRefused) return placed(cause, located, cause.message, { code: 'INVALID_INPUT', retryable: false });
+  if (cause instanceof RegisterUnavailableError)
+    return placed(cause, located, cause.message, { code: 'REGISTER_UNAVAILABLE', retryable: cause.retryable });
   if (!(cause instanceof OperationCostError)) return undefined;
   const { cost, spent, limit } = cause;
   const message = `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;

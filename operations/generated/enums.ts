@@ -49,6 +49,8 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   /** El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable. */
   | 'RATE_LIMITED'
+  /** El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio. */
+  | 'REGISTER_UNAVAILABLE'
   /** El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413). */
   | 'REQUEST_ENTITY_TOO_LARGE'
   /** El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable. */
@@ -83,6 +85,11 @@ export type Fuente =
   | 'PADRON'
   /** El servicio REST (o la caché del gateway de sus respuestas). */
   | 'SERVICIO';
+
+/** PERSONA_NATURAL: RUC 10, 15, 16 y 17. EMPRESA: RUC 20. */
+export type TipoContribuyente =
+  | 'EMPRESA'
+  | 'PERSONA_NATURAL';
 
 export type Link__Purpose =
   | 'EXECUTION'

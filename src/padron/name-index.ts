@@ -1,5 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
-import { BUCKETS, rankOf } from './names.js';
+import { LOW_SIGNS, STREAMS, streamOf, valueOf } from './names.js';
 
 /**
  * The name index on disk: for each stream (a bucket, and whether the word is the name's first),
@@ -13,7 +13,6 @@ export type NamesDb = Database<Buffer, Buffer>;
 const BLOCK = 1024;
 /** The key under which the streams' sizes are kept (no stream's key begins with 0xff). */
 const COUNTS_KEY = Buffer.from([0xff]);
-export const STREAMS = BUCKETS * 2;
 
 export function openNames(db: RootDatabase<string, string>): NamesDb {
   return db.openDB<Buffer, Buffer>('names', { keyEncoding: 'binary', encoding: 'binary' });
@@ -41,13 +40,13 @@ export class NamesWriter {
   ) {}
 
   add(hi: number, lo: number): void {
-    const stream = hi >>> 15;
+    const stream = streamOf(hi);
     if (stream !== this.#stream || this.#size === BLOCK) this.#close();
     this.#stream = stream;
-    const rank = rankOf(hi, lo);
-    // Equal entries (none are: a name files a bucket once) would only repeat a rank.
-    if (this.#size > 0 && this.#block[this.#size - 1] === rank) return;
-    this.#block[this.#size++] = rank;
+    const value = valueOf(hi, lo);
+    // Equal entries (none are: a name files a bucket and sign once) would only repeat one.
+    if (this.#size > 0 && this.#block[this.#size - 1] === value) return;
+    this.#block[this.#size++] = value;
     this.#counts[stream]!++;
     this.entries++;
   }
@@ -81,43 +80,81 @@ export function readCounts(names: NamesDb): Uint32Array | undefined {
   return new Uint32Array(Uint8Array.from(bytes).buffer);
 }
 
-/** One stream's ranks, read forward by `seek`. */
+/** One stream's entries, read forward by `seek`: each is a rank times LOW_SIGNS plus its word's sign's low bits. */
 export class StreamReader {
   #block: Float64Array | undefined;
   #at = 0;
+  /** The blocks after the one at hand, read in order while a scan goes on block after block. */
+  #ahead: Iterator<{ key: Buffer; value: Buffer }> | undefined;
+  /** Past its last entry: every later seek is Infinity, with no read. */
+  #done = false;
   constructor(
     readonly names: NamesDb,
     readonly stream: number,
+    /** The low bits of the signs let through (undefined: all). */
+    readonly signs: Uint8Array | undefined,
   ) {}
 
-  /** The first rank at or after `t` in this stream, or Infinity. */
+  /** The first rank at or after `t` in this stream whose sign is let through, or Infinity. */
   seek(t: number): number {
-    let block = this.#block;
-    if (!block || block[block.length - 1]! < t) {
-      block = this.#block = this.#load(t);
-      this.#at = 0;
+    const signs = this.signs;
+    let target = t * LOW_SIGNS;
+    for (;;) {
+      const block = this.#reach(target);
       if (!block) return Infinity;
+      if (!signs) return Math.floor(block[this.#at]! / LOW_SIGNS);
+      // Past the entries of the stream's other words: a scan of numbers, no name read.
+      for (let i = this.#at; i < block.length; i++) {
+        const v = block[i]!;
+        if (signs[v % LOW_SIGNS]) {
+          this.#at = i;
+          return Math.floor(v / LOW_SIGNS);
+        }
+      }
+      target = block[block.length - 1]! + 1;
     }
-    if (block[this.#at]! >= t) return block[this.#at]!;
+  }
+
+  /** The block holding the first entry at or after `target`, `#at` on that entry; undefined past the stream's end. */
+  #reach(target: number): Float64Array | undefined {
+    if (this.#done) return undefined;
+    let block = this.#block;
+    if (!block || block[block.length - 1]! < target) {
+      block = this.#block = this.#load(target);
+      this.#at = 0;
+      if (!block) {
+        this.#done = true;
+        return undefined;
+      }
+    }
+    if (block[this.#at]! >= target) return block;
     let lo = this.#at;
     let hi = block.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (block[mid]! < t) lo = mid + 1;
+      if (block[mid]! < target) lo = mid + 1;
       else hi = mid;
     }
     this.#at = lo;
-    return block[lo]!;
+    return block;
   }
 
-  #load(t: number): Float64Array | undefined {
-    for (const { key, value } of this.names.getRange({ start: blockKey(this.stream, t), limit: 1 })) {
-      if (key.readUInt32BE(0) !== this.stream || key.length !== 12) return undefined;
-      return new Float64Array(Uint8Array.from(value).buffer);
-    }
-    return undefined;
+  #load(target: number): Float64Array | undefined {
+    // The next block in order, when it reaches the target (a scan); else a jump, by the keys' order.
+    const next = this.#ahead?.next();
+    if (next && !next.done && this.#ours(next.value.key) && next.value.key.readDoubleBE(4) >= target) return blockOf(next.value.value);
+    this.#ahead = this.names.getRange({ start: blockKey(this.stream, target), end: blockKey(this.stream + 1, 0) })[Symbol.iterator]();
+    const found = this.#ahead.next();
+    return !found.done && this.#ours(found.value.key) ? blockOf(found.value.value) : undefined;
+  }
+
+  #ours(key: Buffer): boolean {
+    return key.length === 12 && key.readUInt32BE(0) === this.stream;
   }
 }
+
+/** A block's entries, copied out of LMDB's memory (which the next read may reuse) into aligned memory. */
+const blockOf = (value: Buffer) => new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
 
 /** Several streams read as one: the first rank at or after `t` in any. */
 export class UnionReader {

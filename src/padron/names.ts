@@ -2,25 +2,29 @@ import { rucCheckDigit } from '../upstream/keys.js';
 
 /**
  * Names as the search matches them (contract, "Finding and checking from the register"): folded to
- * words of A–Z and 0–9, each word filed under its first three characters. One entry of the name
- * index is a word's bucket and the taxpayer's place in the search's order, in 64 bits (`hi`, `lo`):
+ * words of A–Z and 0–9, each word filed under its first three characters and its sign (its 4th and
+ * 5th characters, hashed to 7 bits). One entry of the name index is 64 bits (`hi`, `lo`):
  *
- *   hi: bucket (16 bits) | not the name's first word (1) | not ACTIVO (1) | the name's length (14)
- *   lo: the RUC without its check digit (RUC 10, 15, 16, 17 and 20 fit in 32 bits)
+ *   stream: bucket (16 bits) | the sign's top 3 bits | not the name's first word (1)
+ *   rank:   not ACTIVO (1) | the name's length (8) | the RUC without its check digit (31: RUC 10, 15, 16, 17 and 20 fit)
+ *   then the sign's low 4 bits
  *
- * so that, sorted, a bucket's entries come in the search's order: ACTIVO first, then the shorter
- * name, then the RUC.
+ * so that, sorted, a stream's entries come in the search's order: ACTIVO first, then the shorter
+ * name, then the RUC. A search for a word of five characters or more reads one stream of its bucket
+ * (an eighth of it) and passes over the other signs there without reading any name.
  */
 
 /** 36 symbols (A–Z, 0–9) and the end of a shorter word: three of them make a bucket. */
 const SYMBOLS = 37;
 export const BUCKETS = SYMBOLS ** 3;
-/** A name files at most this many buckets: a hostile register's names of a thousand words cost no more. */
+/** A name files at most this many entries: a hostile register's names of a thousand words cost no more. */
 export const MAX_BUCKETS_PER_NAME = 32;
-/** The greatest length the order tells apart (names are under 300 characters; a line is at most 4 KB). */
-const MAX_LENGTH = 0x3fff;
+/** The greatest length the order tells apart: SUNAT's names are under 255 characters; longer ones rank as equal, then by RUC. */
+const MAX_LENGTH = 0xff;
 /** RUCs past this do not fit the entry (none is: they begin with 10, 15, 16, 17 or 20). */
-const MAX_CODE = 0xffff_ffff;
+const MAX_CODE = 0x7fff_ffff;
+/** Signs a word's 4th and 5th characters may take. */
+export const SIGNS = 128;
 
 /** Each Latin-1 letter's plain letter; '' for characters deleted (`.` and `'`); ' ' for the rest. */
 const FOLD: string[] = (() => {
@@ -35,13 +39,13 @@ const FOLD: string[] = (() => {
 
 /** The folded words of a text or a name: upper case, accents and Ñ to plain letters, `.` and `'` deleted, anything else a blank. */
 export function foldWords(text: string): string[] {
-  let folded = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    folded += c < 0x250 ? FOLD[c]! : foldOther(text[i]!);
-  }
+  // Most names are upper-case letters, digits and blanks already: only the other characters are looked up.
+  const folded = PLAIN.test(text) ? text : text.replace(OTHER, (ch) => (ch.charCodeAt(0) < 0x250 ? FOLD[ch.charCodeAt(0)]! : foldOther(ch)));
   return folded.split(' ').filter((w) => w !== '');
 }
+
+const PLAIN = /^[A-Z0-9 ]*$/;
+const OTHER = /[^A-Z0-9 ]/g;
 
 function foldOther(ch: string): string {
   const plain = ch.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase();
@@ -57,16 +61,41 @@ export function bucketOf(word: string): number {
   return b;
 }
 
-/** The buckets a folded word of one or two characters begins: every bucket of a word that begins with it. */
+/** The buckets a folded word begins: its own, or for a shorter word every bucket of a word that begins with it. */
 export function bucketRange(word: string): [number, number] {
-  if (word.length >= 3) return [bucketOf(word), bucketOf(word)];
   const from = bucketOf(word);
-  return [from, from + (word.length === 1 ? SYMBOLS * SYMBOLS - 1 : SYMBOLS - 1)];
+  return [from, word.length >= 3 ? from : from + (word.length === 1 ? SYMBOLS * SYMBOLS - 1 : SYMBOLS - 1)];
 }
 
-/** The order's key of a taxpayer without its bucket: not ACTIVO, then the name's length, then the RUC (47 bits, exact in a number). */
-export const rankOf = (hi: number, lo: number) => (hi & 0x7fff) * 0x1_0000_0000 + lo;
-export const NOT_ACTIVE_RANK = 0x4000 * 0x1_0000_0000;
+/** The sign's bits kept in an entry (the rest choose its stream). */
+export const LOW_SIGNS = 16;
+export const SIGN_GROUPS = SIGNS / LOW_SIGNS;
+/** An entry's stream: bucket, sign group, first word or not (20 bits). */
+export const streamOf = (hi: number) => hi >>> 12;
+export const STREAMS = BUCKETS * SIGN_GROUPS * 2;
+export const streamId = (bucket: number, group: number, notFirst: number) => (bucket * SIGN_GROUPS + group) * 2 + notFirst;
+/** An entry as its stream keeps it: its rank times LOW_SIGNS, plus its sign's low bits (44 bits, exact in a number). */
+export const valueOf = (hi: number, lo: number) => (hi & 0xfff) * 0x1_0000_0000 + lo;
+/** The first rank of a taxpayer that is not ACTIVO. */
+export const NOT_ACTIVE_RANK = 2 ** 39;
+/** The RUC's first ten digits in a rank. */
+export const codeOf = (rank: number) => rank % 2 ** 31;
+
+/** The sign of a word's 4th and 5th characters (0 for none). */
+export function signOf(word: string): number {
+  const c3 = word.length > 3 ? symbol(word.charCodeAt(3)) : 0;
+  const c4 = word.length > 4 ? symbol(word.charCodeAt(4)) : 0;
+  return (c3 * SYMBOLS + c4) % SIGNS;
+}
+
+/** The signs a word of the query lets through: one for five characters or more, those of any 5th for four, all for fewer. */
+export function signsFor(word: string): Uint8Array | undefined {
+  if (word.length < 4) return undefined;
+  const allowed = new Uint8Array(SIGNS);
+  if (word.length >= 5) allowed[signOf(word)] = 1;
+  else for (let c4 = 0; c4 < SYMBOLS; c4++) allowed[(symbol(word.charCodeAt(3)) * SYMBOLS + c4) % SIGNS] = 1;
+  return allowed;
+}
 
 /**
  * The index entries of one row, as [hi, lo] pairs pushed onto `out`: one per bucket of its name's
@@ -77,13 +106,21 @@ export function entriesOf(ruc: string, name: string, estado: string, out: { push
   const code = Number(first10);
   if (code > MAX_CODE || rucCheckDigit(first10) !== ruc.charCodeAt(10) - 48) return false;
   const words = foldWords(name);
-  const tail = (estado === 'ACTIVO' ? 0 : 0x4000) | Math.min(name.length, MAX_LENGTH);
+  // The rank's bits in the high word: not ACTIVO (bit 11), the length (bits 3 to 10), the RUC's top 3 bits.
+  const rankHigh = (estado === 'ACTIVO' ? 0 : 0x800) | (Math.min(name.length, MAX_LENGTH) << 3) | (code >>> 28);
+  const codeLow = (code & 0xfff_ffff) * LOW_SIGNS;
   const seen = new Set<number>();
   for (let i = 0; i < words.length && seen.size < MAX_BUCKETS_PER_NAME; i++) {
-    const bucket = bucketOf(words[i]!);
-    if (seen.has(bucket)) continue;
-    seen.add(bucket);
-    out.push(((bucket << 16) | (i === 0 ? 0 : 0x8000) | tail) >>> 0, code);
+    const word = words[i]!;
+    const bucket = bucketOf(word);
+    const sign = signOf(word);
+    // Each stream and sign once a name: two other words of one bucket and sign match the same searches.
+    const notFirst = i === 0 ? 0 : 1;
+    const seenAs = (bucket * SIGNS + sign) * 2 + notFirst;
+    if (seen.has(seenAs)) continue;
+    seen.add(seenAs);
+    const stream = streamId(bucket, sign >>> 4, notFirst);
+    out.push(((stream << 12) | rankHigh) >>> 0, codeLow + (sign & (LOW_SIGNS - 1)));
   }
   return true;
 }

@@ -144,6 +144,15 @@ export class Register {
     };
   }
 
+  /** Whether the register in use answers `ruc` (for pricing: a RUC it holds costs nothing). */
+  holds(ruc: string): boolean {
+    try {
+      return this.#usable()?.db.get(ruc) !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
   /** Whether the register in use may answer: it exists, and is young enough but not from the future. */
   #usable(): Version | undefined {
     const version = this.#failing ? undefined : this.#current;

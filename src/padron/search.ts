@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import { type NamesDb, StreamReader, UnionReader } from './name-index.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
-import { bucketRange, foldWords, matchesWords, NOT_ACTIVE_RANK } from './names.js';
+import { bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
 /**
  * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
@@ -32,8 +32,8 @@ export class RegisterUnavailableError extends Error {
 }
 
 /** A page does at most this much work: a search whose matches are rare gives fewer and a cursor to go on. */
-const MAX_CANDIDATES = 3_000;
-const MAX_SEEKS = 30_000;
+const MAX_CANDIDATES = 1_000;
+const MAX_SEEKS = 10_000;
 export const MIN_CHARACTERS = 3;
 export const MAX_TEXT = 100;
 
@@ -144,7 +144,7 @@ export function search(
 }
 
 const rucOfRank = (rank: number) => {
-  const first10 = String(rank % 0x1_0000_0000).padStart(10, '0');
+  const first10 = String(codeOf(rank)).padStart(10, '0');
   return first10 + rucCheckDigit(first10);
 };
 
@@ -171,27 +171,32 @@ function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => bo
 
 /** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters. */
 function streamsOf(index: { names: NamesDb; counts: Uint32Array }, words: readonly string[], phase: 'A' | 'B'): UnionReader[] {
-  const union = (word: string, firstOnly: boolean) => {
+  /** A word's streams: of first words only, of the other words only, or of any. */
+  const union = (word: string, which: 'first' | 'rest' | 'any') => {
     const [from, to] = bucketRange(word);
     const parts: StreamReader[] = [];
+    const signs = signsFor(word);
     let size = 0;
     for (let b = from; b <= to; b++) {
-      for (const notFirst of firstOnly ? [0] : [0, 1]) {
-        const stream = b * 2 + notFirst;
-        if (index.counts[stream] === 0) continue;
-        size += index.counts[stream]!;
-        parts.push(new StreamReader(index.names, stream));
+      for (let group = 0; group < SIGN_GROUPS; group++) {
+        // The low bits of the signs this group lets through; none: the group is not read.
+        const low = signs?.subarray(group * LOW_SIGNS, (group + 1) * LOW_SIGNS);
+        const share = low ? low.reduce((n, s) => n + s, 0) / LOW_SIGNS : 1;
+        if (share === 0) continue;
+        for (const notFirst of which === 'first' ? [0] : which === 'rest' ? [1] : [0, 1]) {
+          const stream = streamId(b, group, notFirst);
+          if (index.counts[stream] === 0) continue;
+          size += index.counts[stream]! * share;
+          parts.push(new StreamReader(index.names, stream, share === 1 ? undefined : low));
+        }
       }
     }
-    return new UnionReader(parts, size);
+    return new UnionReader(parts, Math.ceil(size));
   };
-  const streams: UnionReader[] = [];
-  if (phase === 'A') streams.push(union(words[0]!, true));
-  words.forEach((w, i) => {
-    if (w.length >= 3 && !(phase === 'A' && i === 0)) streams.push(union(w, false));
-  });
-  // Words of one or two characters are matched on the name alone, unless there is no other word.
-  if (streams.length === 0) streams.push(union([...words].sort((a, b) => b.length - a.length)[0]!, false));
+  // In A the first word begins the name's first word; in B, whose first word it does not begin, it begins another.
+  // Words of one or two characters are matched on the name alone (their streams are hundreds), unless there is no other word.
+  const streams = words.flatMap((w, i) => (w.length < 3 ? [] : [union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
+  if (streams.length === 0) streams.push(union(words[0]!, phase === 'A' ? 'first' : 'rest'));
   return streams.sort((a, b) => a.size - b.size);
 }
 

@@ -18,7 +18,8 @@ const READ_BYTES = 1 << 18;
 /** A merge yields to lookups after this many items. */
 export const YIELD_EVERY = 50_000;
 
-const byKey = (a: [string, string], b: [string, string]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+/** Digits of a row's line number: a register holds at most 60 million rows. */
+const SEQ_DIGITS = 9;
 
 /** A min-heap of run numbers, ordered by `less`; runs compare by number at a tie, so equal keys keep the lines' order. */
 class Heap {
@@ -95,50 +96,57 @@ class LineReader {
   }
 }
 
-/** Rows of [RUC, value] in any order, given back in RUC order (equal RUCs in the order they were added). */
+/**
+ * Rows in any order, given back in RUC order, a RUC listed twice in the order of its lines: each
+ * row is held as one text, its RUC, its line's number (fixed width) and its value, so that the
+ * native sort of texts orders them with no comparison function.
+ */
 export class RowSorter {
-  #held: [string, string][] = [];
+  #held: string[] = [];
+  #seq = 0;
   readonly #runs: string[] = [];
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    readonly keyLength: number,
+  ) {
     mkdirSync(dir, { recursive: true });
   }
 
-  /** Adds a batch; a full run is sorted and written. */
-  add(batch: [string, string][]): void {
-    for (const row of batch) this.#held.push(row);
+  add(key: string, value: string): void {
+    this.#held.push(`${key}${String(this.#seq++).padStart(SEQ_DIGITS, '0')}${value}`);
     if (this.#held.length >= ROWS_PER_RUN) this.#write();
   }
 
   #write(): void {
-    // Sorted stably: a RUC listed twice keeps its lines' order.
-    const rows = this.#held.sort(byKey);
+    const rows = this.#held.sort();
     this.#held = [];
     const path = join(this.dir, `rows-${this.#runs.length}`);
-    writeFileSync(path, rows.map(([k, v]) => `${k}${v}\n`).join(''));
+    writeFileSync(path, `${rows.join('\n')}\n`);
     this.#runs.push(path);
   }
 
-  /** Every row added, in RUC order; `keyLength` splits a line back into its RUC and value. */
-  async *sorted(keyLength: number, signal?: AbortSignal): AsyncGenerator<[string, string]> {
+  /** Every row added, in order, to `each(key, value)`, yielding to lookups now and then (after `pause`). */
+  async sorted(each: (key: string, value: string) => void, signal?: AbortSignal, pause?: () => void): Promise<void> {
     if (this.#held.length) this.#write();
     const readers = this.#runs.map((p) => new LineReader(p));
     const heads = readers.map((r) => r.next());
-    const keys = heads.map((h) => h?.slice(0, keyLength) ?? '');
-    const heap = new Heap((a, b) => keys[a]! < keys[b]! || (keys[a] === keys[b] && a < b));
+    // RUC and line number make every row's start unique: comparing whole texts compares them.
+    const heap = new Heap((a, b) => heads[a]! < heads[b]!);
     heads.forEach((h, i) => h !== undefined && heap.push(i));
+    const skip = this.keyLength + SEQ_DIGITS;
     for (let n = 1; heap.size; n++) {
       const run = heap.top;
       const line = heads[run]!;
-      const key = keys[run]!;
       const next = (heads[run] = readers[run]!.next());
-      if (next !== undefined) keys[run] = next.slice(0, keyLength);
       heap.fix(next === undefined);
-      yield [key, line.slice(keyLength)];
+      each(line.slice(0, this.keyLength), line.slice(skip));
       if (n % YIELD_EVERY === 0) {
+        pause?.();
         signal?.throwIfAborted();
         await yieldToLookups();
       }
     }
+    pause?.();
   }
 }
 
@@ -215,5 +223,6 @@ export class EntrySorter {
         await yieldToLookups();
       }
     }
+    pause?.();
   }
 }

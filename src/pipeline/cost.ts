@@ -102,6 +102,19 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
   for (const term of terms) {
     const { billing } = term;
     let items: readonly unknown[];
+    if (billing.sizedBy) {
+      // A page of nodes unknown until it is read: `first` of them (its default filled in), at most the page's bound.
+      const { argument, max } = billing.sizedBy;
+      let size = 0;
+      try {
+        size = Number(getArgumentValues(term.def, term.node, variables)[argument] ?? 0);
+      } catch {
+        // the field fails before its resolver runs
+      }
+      itemsOf.set(term, Array<typeof UNKNOWN>(Number.isInteger(size) && size > 0 && size <= max ? size : 0).fill(UNKNOWN));
+      total += billing.weight * (itemsOf.get(term)?.length ?? 0);
+      continue;
+    }
     if (billing.argument === undefined) {
       const byType = term.parent && referencedOf.get(term.parent);
       items = !term.parent ? [undefined] : byType ? (byType.get(term.on) ?? []) : (itemsOf.get(term.parent) ?? []);
@@ -131,6 +144,7 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       continue;
     }
     const keys: (string | typeof UNKNOWN)[] = [];
+    const paid = new Set<string>();
     for (const item of items) {
       if (item === UNKNOWN) {
         keys.push(UNKNOWN);
@@ -138,14 +152,22 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
         continue;
       }
       const checked = typeof item === 'string' ? billing.key(item) : undefined;
-      if (checked?.ok) keys.push(checked.value);
+      if (!checked?.ok) continue;
+      keys.push(checked.value);
+      // A key the gateway answers itself costs nothing; the fields below it are still priced.
+      if (!limits.held?.(term.shares, checked.value)) paid.add(checked.value);
+    }
+    // More items than the gateway may pay for are refused whole, before the cost limit.
+    if (billing.paidMax !== undefined && paid.size > billing.paidMax) {
+      itemsOf.set(term, []);
+      continue;
     }
     // Each key's answer is a list of up to `assumedSize` records, each unknown until it comes.
     itemsOf.set(term, billing.assumedSize ? keys.flatMap(() => Array<typeof UNKNOWN>(billing.assumedSize!).fill(UNKNOWN)) : keys);
     let group = shared.get(term.shares);
     if (!group) shared.set(term.shares, (group = { weight: billing.weight, keys: new Set() }));
     group.weight = Math.max(group.weight, billing.weight);
-    for (const key of keys) if (key !== UNKNOWN) group.keys.add(key);
+    for (const key of paid) group.keys.add(key);
   }
   for (const group of shared.values()) total += group.weight * group.keys.size;
   return total;

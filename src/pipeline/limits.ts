@@ -52,7 +52,7 @@ function reject(code: ErrorCode, message: (found: string) => string) {
  * Every limit checked before execution, as plugins, each rejection a typed error that
  * costs no upstream query. GraphQL Armor counts; we only choose codes and words.
  */
-export function useOperationLimits(limits: Config['limits'], production: boolean): Plugin[] {
+export function useOperationLimits(limits: Config['limits'], production: boolean, held?: RuntimeLimits['held']): Plugin[] {
   return [
     useParseGuards(),
     maxTokensPlugin({
@@ -99,7 +99,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     // "Did you mean ...?" maps the schema for an attacker; hidden in production only.
     // (typed for a bare envelop context; it reads none of it)
     ...(production ? [blockFieldSuggestionsPlugin({ mask: '' }) as Plugin] : []),
-    useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts }),
+    useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts, maxRucsPerList: limits.maxRucsPerList, held }),
     useServedOperations(),
   ];
 }

@@ -35,12 +35,18 @@ export const costDirectives = [
 /** The directives' arguments, for the builder's `Directives` type. */
 export type CostDirectives = {
   cost: { locations: 'FIELD_DEFINITION'; args: { weight: number } };
-  listSize: { locations: 'FIELD_DEFINITION'; args: { assumedSize: number; requireOneSlicingArgument: boolean } };
+  listSize: {
+    locations: 'FIELD_DEFINITION';
+    args: { assumedSize?: number; slicingArguments?: string[]; sizedFields?: string[]; requireOneSlicingArgument: boolean };
+  };
 };
 
 /** Limits that are settings, which a declaration's `max` may read. */
 export interface RuntimeLimits {
   maxReceipts: number;
+  maxRucsPerList: number;
+  /** Whether the gateway answers this key of this type itself (SUNAT's register holds the RUC): it costs nothing. */
+  held?: ((type: string, key: string) => boolean) | undefined;
 }
 
 /** How a field that reaches the upstream spends plan queries: what `billed` declares, and the cost limit reads. */
@@ -68,6 +74,8 @@ export interface Billing {
    * Without it, every item sent counts.
    */
   key?: (value: string) => { ok: true; value: string } | { ok: false };
+  /** At most this many distinct items the gateway does not hold itself (RUCs outside SUNAT's register): more is refused whole. */
+  paidMax?: number;
   /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
   per?: string;
   /**
@@ -75,6 +83,12 @@ export interface Billing {
    * are priced as if it held this many, and a router is told so as `@listSize(assumedSize)`.
    */
   assumedSize?: number;
+  /**
+   * A connection whose page size is this Int argument (`first`): the fields below its nodes are
+   * priced as if the page were full, and a router is told so as `@listSize(slicingArguments,
+   * sizedFields: ["edges"])`.
+   */
+  sizedBy?: { argument: string; max: number };
   /**
    * Federation's `_entities`: each item is a representation, priced by its `__typename`'s
    * entity (absent: not one of ours, costs nothing) and looked up by its key field.
@@ -103,7 +117,9 @@ export function billed(description: string, billing: Billing) {
         ? { listSize: { assumedSize: billing.max, requireOneSlicingArgument: false } }
         : billing.assumedSize
           ? { listSize: { assumedSize: billing.assumedSize, requireOneSlicingArgument: false } }
-          : {}),
+          : billing.sizedBy
+            ? { listSize: { slicingArguments: [billing.sizedBy.argument], sizedFields: ['edges'], requireOneSlicingArgument: false } }
+            : {}),
     },
     extensions: { billing },
   };

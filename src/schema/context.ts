@@ -9,6 +9,7 @@ import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
+import type { Register } from '../padron/register.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
 
@@ -27,8 +28,10 @@ export interface Context {
   readonly loaders: RequestLoaders;
   /** What this request did (calls, cost), for its report and its `extensions`. */
   readonly state: RequestState;
+  /** SUNAT's register kept by the gateway, for searches; undefined when PADRON is off. */
+  readonly padron: PadronSearch | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
-  readonly limits: { readonly maxReceipts: number; readonly concurrency: number };
+  readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
 
 export interface ContextOptions {
@@ -37,15 +40,19 @@ export interface ContextOptions {
   /** Upstream calls one request may have in flight at once. */
   concurrency: number;
   maxReceipts: number;
+  maxRucsPerList: number;
   /** Plan queries one operation may spend (MAX_OPERATION_COST), held at each paid call. */
   maxOperationCost: number;
   logger: Logger;
   tracing: Tracing | undefined;
   /** Sign-in mode: the plan's token, which every signed-in caller's calls carry (never the caller's JWT). */
   planToken?: string | undefined;
-  /** SUNAT's register is on (PADRON): its answers are counted as `localHits`. */
-  register?: boolean;
+  /** SUNAT's register (PADRON), when on: its answers are counted as `localHits`, and it answers searches. */
+  register?: PadronSearch | undefined;
 }
+
+/** What the schema asks of SUNAT's register beyond lookups. */
+export type PadronSearch = Pick<Register, 'search' | 'holds'>;
 
 /** The token of an `Authorization: Bearer <token>` header; any other scheme or a blank token is no token. */
 export function bearerToken(header: string | null): string | undefined {
@@ -55,7 +62,7 @@ export function bearerToken(header: string | null): string | undefined {
 }
 
 /** Where a request's lookups count their cache hits, stale answers and, with SUNAT's register on, its answers (`localHits`, from 0). */
-function countedIn(state: RequestState, register: boolean | undefined): LookupCaller['onResult'] {
+function countedIn(state: RequestState, register: PadronSearch | undefined): LookupCaller['onResult'] {
   if (register) state.localHits ??= 0;
   return (result) => {
     if (result === 'hit' || result === 'flight') state.cacheHits++;
@@ -65,8 +72,8 @@ function countedIn(state: RequestState, register: boolean | undefined): LookupCa
 }
 
 export function createContextFactory(options: ContextOptions) {
-  const { upstream, lookups, concurrency, maxReceipts, maxOperationCost, logger, tracing, planToken, register } = options;
-  const limits = { maxReceipts, concurrency };
+  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register } = options;
+  const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
   const planId = planToken === undefined ? undefined : hash('sha256', planToken, 'base64url');
@@ -121,7 +128,7 @@ export function createContextFactory(options: ContextOptions) {
           }
         : {}),
     };
-    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits };
+    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register };
   };
 }
 

@@ -83,6 +83,21 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
   },
 });
 
+/** A list longer than this is answered in parts of this size, the event loop free between them: @stream sends each as it is read. */
+const LIST_PART = 500;
+
+/**
+ * The items of a long list, a part at a time: with @stream the first parts go out while the last
+ * are read. A failed item is yielded as its error, which graphql-js places at that item alone.
+ */
+async function* inParts<T>(length: number, at: (i: number) => Promise<T>): AsyncGenerator<T | Error> {
+  for (let from = 0; from < length; from += LIST_PART) {
+    const part = await Promise.allSettled(Array.from({ length: Math.min(LIST_PART, length - from) }, (_, k) => at(from + k)));
+    for (const item of part) yield item.status === 'fulfilled' ? item.value : item.reason instanceof Error ? item.reason : new Error(String(item.reason));
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 builder.queryFields((t) => ({
   contribuyente: t.field({
     type: Contribuyente,
@@ -99,23 +114,28 @@ builder.queryFields((t) => ({
     type: [Contribuyente],
     nullable: { list: false, items: true },
     ...billed(
-      `Varios contribuyentes en una llamada (hasta ${MAX_RUCS} RUC). Un RUC repetido se consulta una sola vez. REST: POST /ruc por cada RUC distinto.`,
-      { weight: LOOKUPS.ruc.price, argument: 'rucs', list: true, max: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
+      `Varios contribuyentes en una llamada: hasta MAX_RUCS_PER_LIST RUC (10000 por defecto); los que el padrón del gateway guarda cuestan 0, y de los demás van hasta ${MAX_RUCS}. Un RUC repetido se consulta una sola vez. Con @stream llegan los primeros mientras se leen los demás. REST: POST /ruc por cada RUC distinto que el padrón no guarda.`,
+      { weight: LOOKUPS.ruc.price, argument: 'rucs', list: true, max: (limits) => limits.maxRucsPerList, paidMax: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
     ),
     args: {
       rucs: t.arg.stringList({
         required: true,
-        description: `Hasta ${MAX_RUCS} RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.`,
+        description: 'Hasta MAX_RUCS_PER_LIST RUC; cada posición de la respuesta corresponde a la misma posición de esta lista.',
       }),
     },
     resolve: (_root, { rucs }, ctx, info) => {
-      if (rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_RUCS);
+      if (rucs.length > ctx.limits.maxRucsPerList) throw gatewayError('INVALID_INPUT', `Enviar máximo ${ctx.limits.maxRucsPerList} RUC por consulta (MAX_RUCS_PER_LIST).`);
+      const checked = rucs.map(checkRuc);
+      const paid = new Set(checked.flatMap((c) => (c.ok && !ctx.padron?.holds(c.value) ? [c.value] : [])));
+      if (paid.size > MAX_RUCS) throw gatewayError('INVALID_INPUT', `${MSG_MAX_RUCS} El padrón del gateway no guarda ${paid.size} de ellos; los que guarda no cuentan.`);
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
-      return rucs.map((ruc, i) => {
-        const checked = checkRuc(ruc);
-        if (!checked.ok) return Promise.reject(gatewayError('INVALID_INPUT', checked.message));
-        return loadAnswered(ctx.loaders.of('ruc').load(checked.value), ctx, info, i);
-      });
+      const at = (i: number) => {
+        const c = checked[i]!;
+        return c.ok ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i) : Promise.reject(gatewayError('INVALID_INPUT', c.message));
+      };
+      if (rucs.length <= LIST_PART) return rucs.map((_, i) => at(i));
+      // Typed as the records it mostly yields: an Error item is graphql-js's way to fail one position.
+      return inParts(rucs.length, at) as AsyncGenerator<Awaited<ReturnType<typeof at>>>;
     },
   }),
   contribuyenteDetalle: t.field({

@@ -10,6 +10,7 @@ import './licencia.js';
 import './persona.js';
 import './empresa.js';
 import './tipo-de-cambio.js';
+import './buscar.js';
 import './comprobantes.js';
 
 /**

@@ -1,110 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import { Register } from '../../src/padron/register.js';
-import { FLAG_REGISTERS, PADRON_ZIP } from '../../src/padron/sources.js';
 import type { SearchFilter } from '../../src/padron/search.js';
+import { expected, fold, lineOf, mirrorOf, register } from '../fixtures/register.js';
 
 /**
- * buscarContribuyentes over a register this test writes itself (names with accents, Ñ,
- * punctuation, repeated words; lines in no order), every answer checked against what the test
- * works out on its own from the contract's rules: folding, matching, order, filters, paging.
+ * buscarContribuyentes over a register the test writes itself (test/fixtures/register.ts: lines in
+ * no order), every answer checked against what the fixture works out on its own from the
+ * contract's rules: folding, matching, order, filters, paging.
  */
-
-const HEADER =
-  'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
-const WORDS = ['COMERCIAL', 'ANDINA', 'COMPAÑÍA', 'PEÑA', 'QUISPE', 'MAMANI', 'INVERSIONES', 'SERVICIOS', "O'HIGGINS", 'A', 'B', 'C', 'DE', 'LOS', 'ÁNDES', 'MAR', 'MARÍA', 'COM', '&', 'J.R.', 'SAN', 'SANTA'];
-const TAILS = ['S.A.C.', 'E.I.R.L.', 'S.A.', ''];
-const ESTADOS = ['ACTIVO', 'BAJA DE OFICIO', 'SUSPENSION TEMPORAL', 'BAJA DEFINITIVA'];
-const CONDICIONES = ['HABIDO', 'NO HABIDO', 'NO HALLADO'];
-const UBIGEOS = ['150131', '150101', '040101', '150201'];
-
-function checkDigit(first10: string): number {
-  const w = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
-  const d = 11 - ([...first10].reduce((s, c, i) => s + Number(c) * w[i]!, 0) % 11);
-  return d === 10 ? 0 : d === 11 ? 1 : d;
-}
-
-/** A seeded generator: the same register every run. */
-function random(seed: number) {
-  return () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-}
-
-interface Row {
-  ruc: string;
-  name: string;
-  estado: string;
-  condicion: string;
-  ubigeo: string;
-}
-
-function register(size: number): Row[] {
-  const next = random(7);
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
-  const rows: Row[] = [];
-  const seen = new Set<string>();
-  while (rows.length < size) {
-    const company = next() < 0.4;
-    const first10 = `${company ? '20' : '10'}${String(Math.floor(next() * 1e8)).padStart(8, '0')}`;
-    const ruc = first10 + checkDigit(first10);
-    if (seen.has(ruc)) continue;
-    seen.add(ruc);
-    const words = Array.from({ length: 1 + Math.floor(next() * 4) }, () => pick(WORDS));
-    const name = [...words, company ? pick(TAILS) : ''].join(' ').trim() || 'X Y Z';
-    rows.push({ ruc, name, estado: pick(ESTADOS), condicion: pick(CONDICIONES), ubigeo: pick(UBIGEOS) });
-  }
-  return rows;
-}
-
-/** The contract's folding, written here again on purpose (not the gateway's code). */
-const fold = (text: string) =>
-  text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toUpperCase()
-    .replace(/[.']/g, '')
-    .replace(/[^A-Z0-9]+/g, ' ')
-    .trim()
-    .split(' ')
-    .filter(Boolean);
-
-function matches(query: string[], name: string[]): boolean {
-  if (query.length === 0) return true;
-  const [q, ...rest] = query;
-  return name.some((w, i) => w.startsWith(q!) && matches(rest, name.filter((_, j) => j !== i)));
-}
-
-function expected(rows: Row[], texto: string, filter: SearchFilter = {}): string[] {
-  const query = fold(texto);
-  const fits = (r: Row) =>
-    (!filter.estados || filter.estados.map((e) => fold(e).join(' ')).includes(r.estado)) &&
-    (!filter.condiciones || filter.condiciones.map((e) => fold(e).join(' ')).includes(r.condicion)) &&
-    (!filter.ubigeo || r.ubigeo.startsWith(filter.ubigeo)) &&
-    (!filter.tipo || (filter.tipo === 'EMPRESA') === r.ruc.startsWith('20'));
-  const key = (r: Row) => [fold(r.name)[0]?.startsWith(query[0]!) ? 0 : 1, r.estado === 'ACTIVO' ? 0 : 1, r.name.length, Number(r.ruc)];
-  return rows
-    .filter((r) => fits(r) && matches(query, fold(r.name)))
-    .sort((a, b) => {
-      const [x, y] = [key(a), key(b)];
-      for (let i = 0; i < 4; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-      return 0;
-    })
-    .map((r) => r.ruc);
-}
-
-async function zipOf(entry: string, text: string): Promise<Buffer> {
-  const file = new yazl.ZipFile();
-  file.addBuffer(Buffer.from(text, 'latin1'), entry);
-  file.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 const ROWS = register(3_000);
 let dir: string;
@@ -113,18 +21,11 @@ let padron: Register;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'search-'));
-  // Lines in no order: the index may not assume SUNAT's.
-  const lines = [...ROWS].sort(() => 0).reverse().map((r) => `${r.ruc}|${r.name}|${r.estado}|${r.condicion}|${r.ubigeo}|-|-|-|-|-|-|-|-|-|-|`);
-  // A second line for a RUC, later: an impostor's name, which neither the record nor the name index may take.
-  lines.push(`${ROWS[0]!.ruc}|IMPOSTOR UNICO S.A.C.|ACTIVO|HABIDO|150131|-|-|-|-|-|-|-|-|-|-|`);
-  const zips = new Map<string, Buffer>([[PADRON_ZIP, await zipOf('padron_reducido_ruc.txt', `${HEADER}\n${lines.join('\n')}\n`)]]);
-  for (const { zip } of FLAG_REGISTERS) zips.set(zip, await zipOf('f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\n'));
-  server = createServer((req, res) => {
-    const zip = zips.get((req.url ?? '').slice(1));
-    res.writeHead(zip ? 200 : 404).end(zip);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  // Lines in no order (the generator's, not RUC order), and a second line for a RUC, later: an impostor's name, which neither the record nor the name index may take.
+  const lines = [...ROWS.map(lineOf), `${ROWS[0]!.ruc}|IMPOSTOR UNICO S.A.C.|ACTIVO|HABIDO|150131|-|-|-|-|-|-|-|-|-|-|`];
+  const mirror = await mirrorOf(lines);
+  server = mirror.server;
+  const url = new URL(mirror.url);
   padron = new Register({ source: url, dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }) });
   await padron.refresh();
   expect(padron.state()).toMatchObject({ state: 'ready', rows: ROWS.length });

@@ -1,0 +1,99 @@
+import { gatewayError } from '../errors.js';
+import type { PadronRecord } from '../padron/record.js';
+import { MAX_TEXT } from '../padron/search.js';
+import { billed } from './billed.js';
+import { builder } from './builder.js';
+import { Contribuyente } from './contribuyente.js';
+
+/** A page holds at most this many taxpayers: the fields below them are priced as if it were full. */
+export const MAX_PAGE = 50;
+/** Values a filter list may hold, and their length: SUNAT's estados and condiciones are a dozen short texts. */
+const MAX_VALUES = 20;
+const MAX_VALUE_LENGTH = 60;
+
+const TipoContribuyente = builder.enumType('TipoContribuyente', {
+  description: 'PERSONA_NATURAL: RUC 10, 15, 16 y 17. EMPRESA: RUC 20.',
+  values: ['PERSONA_NATURAL', 'EMPRESA'] as const,
+});
+
+const FiltroBusqueda = builder.inputType('FiltroBusqueda', {
+  description: 'Filtros de una búsqueda en el padrón; cada uno que se da debe cumplirse.',
+  fields: (t) => ({
+    estados: t.stringList({ required: false, description: 'Estados del padrón, enteros (p. ej. ACTIVO), comparados sin mayúsculas ni tildes.' }),
+    condiciones: t.stringList({ required: false, description: 'Condiciones de domicilio (p. ej. HABIDO; no incluye NO HABIDO), igual.' }),
+    ubigeo: t.string({ required: false, description: 'Ubigeo de 2, 4 o 6 dígitos: un departamento, una provincia o un distrito.' }),
+    tipo: t.field({ type: TipoContribuyente, required: false }),
+  }),
+});
+
+interface Page {
+  edges: { cursor: string; node: PadronRecord }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+const PageInfo = builder.objectRef<Page['pageInfo']>('PageInfo').implement({
+  description: 'Dónde está la página: siga endCursor (como after) mientras hasNextPage sea true.',
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
+    startCursor: t.exposeString('startCursor', { nullable: true }),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
+
+const ContribuyenteEdge = builder.objectRef<Page['edges'][number]>('ContribuyenteEdge').implement({
+  fields: (t) => ({
+    cursor: t.exposeString('cursor'),
+    node: t.field({ type: Contribuyente, resolve: (e) => e.node }),
+  }),
+});
+
+const ContribuyenteConnection = builder.objectRef<Page>('ContribuyenteConnection').implement({
+  fields: (t) => ({
+    edges: t.field({ type: [ContribuyenteEdge], resolve: (p) => p.edges }),
+    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
+  }),
+});
+
+/** The filter's values, refused when they could only be a mistake or an attack (each costs a comparison per candidate). */
+function checkedFilter(filtro: { estados?: string[] | null; condiciones?: string[] | null; ubigeo?: string | null; tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null } | null | undefined) {
+  if (!filtro) return {};
+  for (const list of [filtro.estados, filtro.condiciones]) {
+    if (list && (list.length > MAX_VALUES || list.some((v) => v.length > MAX_VALUE_LENGTH)))
+      throw gatewayError('INVALID_INPUT', `filtro: a lo más ${MAX_VALUES} valores por lista, de hasta ${MAX_VALUE_LENGTH} caracteres`);
+  }
+  if (filtro.ubigeo != null && !/^(\d{2}|\d{4}|\d{6})$/.test(filtro.ubigeo))
+    throw gatewayError('INVALID_INPUT', 'filtro.ubigeo: 2, 4 o 6 dígitos (departamento, provincia o distrito)');
+  return filtro;
+}
+
+builder.queryFields((t) => ({
+  buscarContribuyentes: t.field({
+    type: ContribuyenteConnection,
+    ...billed('Busca en el padrón que guarda el gateway por nombre o razón social, o por RUC o DNI.', {
+      weight: 0,
+      sizedBy: { argument: 'first', max: MAX_PAGE },
+    }),
+    args: {
+      texto: t.arg.string({
+        required: true,
+        description: `Palabras del nombre, en cualquier orden, cada una el comienzo de una palabra distinta (com andi: COMERCIAL ANDINA S.A.C.); 11 dígitos: ese RUC; 8 dígitos: el RUC 10 de ese DNI. De 3 letras o dígitos a ${MAX_TEXT} caracteres.`,
+      }),
+      filtro: t.arg({ type: FiltroBusqueda, required: false }),
+      first: t.arg.int({ required: false, defaultValue: 10, description: `Cuántos por página: 1 a ${MAX_PAGE}.` }),
+      after: t.arg.string({ required: false, description: 'El endCursor de la página anterior.' }),
+    },
+    resolve: (_root, { texto, filtro, first, after }, ctx) => {
+      const size = first ?? 10;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
+      const filter = checkedFilter(filtro);
+      if (!ctx.padron)
+        throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.', { retryable: false });
+      const page = ctx.padron.search(texto, filter, size, after ?? undefined);
+      return {
+        edges: page.records.map((node, i) => ({ cursor: page.cursors[i]!, node })),
+        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.cursors[0] ?? null, endCursor: page.endCursor },
+      };
+    },
+  }),
+}));
