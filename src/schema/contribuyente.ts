@@ -87,15 +87,19 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
 const LIST_PART = 500;
 
 /**
- * The items of a long list, a part at a time: with @stream the first parts go out while the last
- * are read. A failed item is yielded as its error, which graphql-js places at that item alone.
+ * The items of a long list, a part at a time: each part is read once the one before it has
+ * settled and the event loop has turned, so @stream sends the first parts while the last are read.
  */
-async function* inParts<T>(length: number, at: (i: number) => Promise<T>): AsyncGenerator<T | Error> {
+function inParts<T>(length: number, at: (i: number) => Promise<T>): Promise<T>[] {
+  const items: Promise<T>[] = [];
+  let before: Promise<unknown> = Promise.resolve();
   for (let from = 0; from < length; from += LIST_PART) {
-    const part = await Promise.allSettled(Array.from({ length: Math.min(LIST_PART, length - from) }, (_, k) => at(from + k)));
-    for (const item of part) yield item.status === 'fulfilled' ? item.value : item.reason instanceof Error ? item.reason : new Error(String(item.reason));
-    await new Promise((r) => setImmediate(r));
+    const start = before.then(() => new Promise((r) => setImmediate(r)));
+    const part = Array.from({ length: Math.min(LIST_PART, length - from) }, (_, k) => start.then(() => at(from + k)));
+    items.push(...part);
+    before = Promise.allSettled(part);
   }
+  return items;
 }
 
 builder.queryFields((t) => ({
@@ -133,9 +137,7 @@ builder.queryFields((t) => ({
         const c = checked[i]!;
         return c.ok ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i) : Promise.reject(gatewayError('INVALID_INPUT', c.message));
       };
-      if (rucs.length <= LIST_PART) return rucs.map((_, i) => at(i));
-      // Typed as the records it mostly yields: an Error item is graphql-js's way to fail one position.
-      return inParts(rucs.length, at) as AsyncGenerator<Awaited<ReturnType<typeof at>>>;
+      return rucs.length <= LIST_PART ? rucs.map((_, i) => at(i)) : inParts(rucs.length, at);
     },
   }),
   contribuyenteDetalle: t.field({

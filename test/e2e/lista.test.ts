@@ -72,7 +72,8 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
     expect(sandbox.callsTo('/ruc')).toHaveLength(some.length);
     sandbox.reset();
     // 21 distinct RUCs to pay, at 1 query each, against MAX_OPERATION_COST 20.
-    const many = Array.from({ length: 21 }, (_, i) => `20${String(300_000_000 + i * 7).slice(0, 8)}`).map((first10) => first10 + checkDigit(first10));
+    const many = Array.from({ length: 21 }, (_, i) => `20${30_000_000 + i * 7}`).map((first10) => first10 + checkDigit(first10));
+    expect(new Set(many).size).toBe(21);
     const over = await list([...HELD.slice(0, 100), ...many]);
     expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED' });
     expect(sandbox.calls).toHaveLength(0);
@@ -80,7 +81,8 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
 
   it('refuses more than 100 RUCs the register does not hold with INVALID_INPUT, before the cost limit and any call', async () => {
     sandbox.reset();
-    const unheld = Array.from({ length: 101 }, (_, i) => `20${String(400_000_000 + i * 13).slice(0, 8)}`).map((first10) => first10 + checkDigit(first10));
+    const unheld = Array.from({ length: 101 }, (_, i) => `20${40_000_000 + i * 13}`).map((first10) => first10 + checkDigit(first10));
+    expect(new Set(unheld).size).toBe(101);
     const body = await list([...HELD.slice(0, 1_000), ...unheld]);
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
     expect(sandbox.calls).toHaveLength(0);
