@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { EjemploDocument } from '../../operations/generated/graphql.js';
+import { AutocompletarDocument, EjemploDocument } from '../../operations/generated/graphql.js';
 import { GRAPHQL_PATH } from '../config.js';
 import { errorAnswer } from '../errors.js';
 import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
@@ -72,14 +72,31 @@ export const EXAMPLE_OPERATION =
     }),
   );
 
+/**
+ * GraphiQL's second tab: the autocomplete a checkout form sends (operations/autocompletar.graphql),
+ * its variables in a pane of their own, as a form sends them.
+ */
+export const SEARCH_EXAMPLE = `# Buscar por nombre (o RUC, o DNI) en el padrón que guarda el
+# gateway: 0 consultas. Con PADRON=sandbox npm start encuentra
+# a los contribuyentes del sandbox. Pulse ▶; para la página
+# siguiente, copie endCursor en after.
+${print(visit(AutocompletarDocument, { Field: { enter: (node) => (node.name.value === '__typename' ? null : undefined) } }))}`;
+const SEARCH_VARIABLES = JSON.stringify({ texto: 'comercial andina', first: 5 }, null, 2);
+
 /** GraphiQL's settings: its title, the example, and the sandbox's token in its headers pane (never a real one). */
 export function graphiqlOptions(sandboxToken: string | undefined, signIn = false): GraphiQLOptions {
   // In sign-in mode the pane says what to paste when no sandbox sign-in token is at hand.
   const token = sandboxToken ?? (signIn ? SIGN_IN_PLACEHOLDER : undefined);
+  const headers = JSON.stringify(token ? { Authorization: `Bearer ${token}` } : {});
   return {
     title: 'Consultas RUC, comprobantes y licencias: GraphQL',
     defaultQuery: EXAMPLE_OPERATION,
-    headers: JSON.stringify(token ? { Authorization: `Bearer ${token}` } : {}),
+    headers,
+    // Two tabs: the example of links and @defer, and a search as a form sends it.
+    defaultTabs: [
+      { query: EXAMPLE_OPERATION, headers },
+      { query: SEARCH_EXAMPLE, variables: SEARCH_VARIABLES, headers },
+    ],
   };
 }
 

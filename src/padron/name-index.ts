@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import { LRUCache } from 'lru-cache';
 import { LOW_SIGNS, STREAMS, streamOf, valueOf } from './names.js';
 
 /**
@@ -80,20 +81,52 @@ export function readCounts(names: NamesDb): Uint32Array | undefined {
   return new Uint32Array(Uint8Array.from(bytes).buffer);
 }
 
+/** What one page's search has spent: entries passed over in streams, and blocks read. */
+export interface Spent {
+  scanned: number;
+}
+
+/** Entries a page may pass over (a block read counts as 256): beyond it a seek answers where it stopped, a candidate its name then refuses. */
+export const MAX_SCANNED = 200_000;
+
+/**
+ * Where each stream's blocks end (their keys' last entries), read once a stream is first searched
+ * and kept with its version: a block is then found by halves in memory and read by its exact key,
+ * with no cursor.
+ */
+export class BlockDirectory {
+  /** The streams searched most lately: all of SUNAT's would hold some 40 MB, mostly for streams never asked. */
+  readonly #lasts = new LRUCache<number, Float64Array>({ max: 50_000 });
+  constructor(readonly names: NamesDb) {}
+
+  of(stream: number): Float64Array {
+    let lasts = this.#lasts.get(stream);
+    if (!lasts) {
+      const keys = [...this.names.getKeys({ start: blockKey(stream, 0), end: blockKey(stream + 1, 0) })];
+      lasts = Float64Array.from(keys.filter((k) => k.length === 12), (k) => k.readDoubleBE(4));
+      this.#lasts.set(stream, lasts);
+    }
+    return lasts;
+  }
+}
+
 /** One stream's entries, read forward by `seek`: each is a rank times LOW_SIGNS plus its word's sign's low bits. */
 export class StreamReader {
   #block: Float64Array | undefined;
+  /** Which block of the stream is at hand, and the entry in it. */
+  #number = -1;
   #at = 0;
-  /** The blocks after the one at hand, read in order while a scan goes on block after block. */
-  #ahead: Iterator<{ key: Buffer; value: Buffer }> | undefined;
-  /** Past its last entry: every later seek is Infinity, with no read. */
-  #done = false;
+  readonly #lasts: Float64Array;
   constructor(
     readonly names: NamesDb,
     readonly stream: number,
     /** The low bits of the signs let through (undefined: all). */
     readonly signs: Uint8Array | undefined,
-  ) {}
+    readonly spent: Spent,
+    directory: BlockDirectory,
+  ) {
+    this.#lasts = directory.of(stream);
+  }
 
   /** The first rank at or after `t` in this stream whose sign is let through, or Infinity. */
   seek(t: number): number {
@@ -104,9 +137,11 @@ export class StreamReader {
       if (!block) return Infinity;
       if (!signs) return Math.floor(block[this.#at]! / LOW_SIGNS);
       // Past the entries of the stream's other words: a scan of numbers, no name read.
+      const spent = this.spent;
       for (let i = this.#at; i < block.length; i++) {
         const v = block[i]!;
-        if (signs[v % LOW_SIGNS]) {
+        // The page's work spent: where the scan stopped is a lower bound, and a candidate the names will refuse.
+        if (signs[v % LOW_SIGNS] || ++spent.scanned > MAX_SCANNED) {
           this.#at = i;
           return Math.floor(v / LOW_SIGNS);
         }
@@ -117,15 +152,24 @@ export class StreamReader {
 
   /** The block holding the first entry at or after `target`, `#at` on that entry; undefined past the stream's end. */
   #reach(target: number): Float64Array | undefined {
-    if (this.#done) return undefined;
     let block = this.#block;
     if (!block || block[block.length - 1]! < target) {
-      block = this.#block = this.#load(target);
-      this.#at = 0;
-      if (!block) {
-        this.#done = true;
-        return undefined;
+      const lasts = this.#lasts;
+      // The first block whose last entry reaches the target: the next one most often, else by halves.
+      let k = this.#number + 1;
+      if (k < lasts.length && lasts[k]! < target) {
+        let hi = lasts.length;
+        while (k < hi) {
+          const mid = (k + hi) >>> 1;
+          if (lasts[mid]! < target) k = mid + 1;
+          else hi = mid;
+        }
       }
+      if (k >= lasts.length) return undefined;
+      this.spent.scanned += 256;
+      block = this.#block = blockOf(this.names.getBinary(blockKey(this.stream, lasts[k]!))!);
+      this.#number = k;
+      this.#at = 0;
     }
     if (block[this.#at]! >= target) return block;
     let lo = this.#at;
@@ -138,23 +182,11 @@ export class StreamReader {
     this.#at = lo;
     return block;
   }
-
-  #load(target: number): Float64Array | undefined {
-    // The next block in order, when it reaches the target (a scan); else a jump, by the keys' order.
-    const next = this.#ahead?.next();
-    if (next && !next.done && this.#ours(next.value.key) && next.value.key.readDoubleBE(4) >= target) return blockOf(next.value.value);
-    this.#ahead = this.names.getRange({ start: blockKey(this.stream, target), end: blockKey(this.stream + 1, 0) })[Symbol.iterator]();
-    const found = this.#ahead.next();
-    return !found.done && this.#ours(found.value.key) ? blockOf(found.value.value) : undefined;
-  }
-
-  #ours(key: Buffer): boolean {
-    return key.length === 12 && key.readUInt32BE(0) === this.stream;
-  }
 }
 
-/** A block's entries, copied out of LMDB's memory (which the next read may reuse) into aligned memory. */
-const blockOf = (value: Buffer) => new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
+/** A block's entries: in place when the buffer is aligned for doubles, else copied. */
+const blockOf = (value: Buffer) =>
+  value.byteOffset % 8 === 0 ? new Float64Array(value.buffer, value.byteOffset, value.length / 8) : new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
 
 /** Several streams read as one: the first rank at or after `t` in any. */
 export class UnionReader {

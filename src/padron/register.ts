@@ -134,7 +134,8 @@ export class Register {
       const why = !version ? this.state().state : 'importing its name index';
       throw new RegisterUnavailableError(true, `El padrón del gateway no está disponible (${why}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`);
     }
-    const index = { version: version.name, db: version.db, names: version.names.db, counts: version.names.counts };
+    const { db: names, counts, directory } = version.names;
+    const index = { version: version.name, db: version.db, names, counts, directory };
     const page = search(index, texto, filter, first, after);
     return {
       records: page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed)),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
-import { type NamesDb, StreamReader, UnionReader } from './name-index.js';
+import { type BlockDirectory, MAX_SCANNED, type NamesDb, StreamReader, UnionReader, type Spent } from './name-index.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
 import { bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
@@ -31,9 +31,9 @@ export class RegisterUnavailableError extends Error {
   }
 }
 
-/** A page does at most this much work: a search whose matches are rare gives fewer and a cursor to go on. */
-const MAX_CANDIDATES = 1_000;
-const MAX_SEEKS = 10_000;
+/** A page does at most this much work (and MAX_SCANNED): a search whose matches are rare gives fewer and a cursor to go on. */
+const MAX_CANDIDATES = 500;
+const MAX_SEEKS = 5_000;
 export const MIN_CHARACTERS = 3;
 export const MAX_TEXT = 100;
 
@@ -97,7 +97,7 @@ export function parseText(texto: string): { ruc: string } | { words: string[] } 
 
 /** One search's page, from the register in use (`version` names it). */
 export function search(
-  index: { version: string; db: RootDatabase<string, string>; names: NamesDb; counts: Uint32Array },
+  index: { version: string; db: RootDatabase<string, string>; names: NamesDb; counts: Uint32Array; directory: BlockDirectory },
   texto: string,
   filter: SearchFilter,
   first: number,
@@ -114,12 +114,12 @@ export function search(
     if (kept !== undefined && accepts(parsed.ruc, kept.split('|'))) found.push({ ruc: parsed.ruc, kept, cursor: cursorOf(binding, { phase: 'R', rank: 1 }) });
     return { found, hasNextPage: false, endCursor: found[0]?.cursor ?? null };
   }
-  const work = { candidates: 0, seeks: 0 };
+  const work = { candidates: 0, seeks: 0, scanned: 0 };
   const [low, high] = rankBounds(filter);
   for (const phase of ['A', 'B'] as const) {
     if (phase === 'A' && at.phase === 'B') continue;
     const start = Math.max(low, at.phase === phase ? at.rank : 0);
-    const streams = streamsOf(index, words, phase);
+    const streams = streamsOf(index, words, phase, work);
     const walked = walk(streams, start, high, work, (rank) => {
       const ruc = rucOfRank(rank);
       const kept = index.db.get(ruc);
@@ -170,7 +170,7 @@ function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => bo
 }
 
 /** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters. */
-function streamsOf(index: { names: NamesDb; counts: Uint32Array }, words: readonly string[], phase: 'A' | 'B'): UnionReader[] {
+function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: BlockDirectory }, words: readonly string[], phase: 'A' | 'B', spent: Spent): UnionReader[] {
   /** A word's streams: of first words only, of the other words only, or of any. */
   const union = (word: string, which: 'first' | 'rest' | 'any') => {
     const [from, to] = bucketRange(word);
@@ -187,7 +187,7 @@ function streamsOf(index: { names: NamesDb; counts: Uint32Array }, words: readon
           const stream = streamId(b, group, notFirst);
           if (index.counts[stream] === 0) continue;
           size += index.counts[stream]! * share;
-          parts.push(new StreamReader(index.names, stream, share === 1 ? undefined : low));
+          parts.push(new StreamReader(index.names, stream, share === 1 ? undefined : low, spent, index.directory));
         }
       }
     }
@@ -205,13 +205,13 @@ function walk(
   streams: UnionReader[],
   start: number,
   end: number,
-  work: { candidates: number; seeks: number },
+  work: { candidates: number; seeks: number; scanned: number },
   take: (rank: number) => boolean,
 ): { stoppedAt?: number } {
   if (streams.some((s) => s.size === 0)) return {};
   let t = start;
   for (;;) {
-    if (work.candidates >= MAX_CANDIDATES || work.seeks >= MAX_SEEKS) return { stoppedAt: t };
+    if (work.candidates >= MAX_CANDIDATES || work.seeks >= MAX_SEEKS || work.scanned >= MAX_SCANNED) return { stoppedAt: t };
     t = streams[0]!.seek(t);
     work.seeks++;
     if (t >= end) return {};

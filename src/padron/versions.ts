@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import { type NamesDb, openNames, readCounts } from './name-index.js';
+import { BlockDirectory, type NamesDb, openNames, readCounts } from './name-index.js';
 
 /** What a complete index says of itself, written last: an index without it is no index. */
 export interface IndexMeta {
@@ -25,14 +25,14 @@ export interface Version {
   name: string;
   db: RootDatabase<string, string>;
   meta: IndexMeta;
-  names: { db: NamesDb; counts: Uint32Array } | undefined;
+  names: { db: NamesDb; counts: Uint32Array; directory: BlockDirectory } | undefined;
 }
 
 function namesOf(db: RootDatabase<string, string>): Version['names'] {
   try {
     const names = openNames(db);
     const counts = readCounts(names);
-    return counts ? { db: names, counts } : undefined;
+    return counts ? { db: names, counts, directory: new BlockDirectory(names) } : undefined;
   } catch {
     // An index written before the search, opened read-only: it has no name index to open.
     return undefined;

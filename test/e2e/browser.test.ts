@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -73,6 +75,37 @@ describe('GraphiQL in a real browser', () => {
     // multipart answer once its last part (hasNext: false) is in, before the closing boundary:
     // Chromium counts that as an aborted request, after the detail has rendered (above).
     expect(failed.filter((f) => f !== `${new URL('/graphql', gateway.url).href} net::ERR_ABORTED`)).toEqual([]);
+  });
+});
+
+describe('GraphiQL’s second tab: a search, with PADRON=sandbox', () => {
+  let padron: SpawnedGateway | undefined;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'browser-padron-'));
+    padron = await spawnGateway({ PADRON: 'sandbox', PADRON_DIR: dir });
+    const health = padron.url.replace(/\/graphql$/, '/health');
+    const deadline = Date.now() + 20_000;
+    while (((await (await fetch(health)).json()) as { padron: { state: string } }).padron.state !== 'ready') {
+      if (Date.now() > deadline) throw new Error('the sandbox register never got ready');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await padron?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens a second tab with the autocomplete a form sends, which finds the sandbox’s taxpayer by name', { timeout: 60_000 }, async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(padron!.url, { waitUntil: 'load' });
+    const tabs = page.locator('.graphiql-tab');
+    await tabs.nth(1).waitFor({ state: 'visible', timeout: 30_000 });
+    await tabs.nth(1).click();
+    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('query Autocompletar'), undefined, { timeout: 30_000 });
+    await page.locator('.graphiql-execute-button').click();
+    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('COMERCIAL ANDINA S.A.C.'), undefined, { timeout: 30_000 });
+    expect((await page.locator('body').innerText()).replace(/\u00a0/g, ' ')).toContain('"hasNextPage"');
   });
 });
 

@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { relayStylePagination } from '@apollo/client/utilities';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AutocompletarDocument } from '../../operations/generated/graphql.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { expected, lineOf, mirrorOf, register, type Row } from '../fixtures/register.js';
-import { startStack, type Stack } from '../helpers.js';
+import { startStack, TOKEN, type Stack } from '../helpers.js';
 
 /**
  * `buscarContribuyentes` through the gateway's socket, over a register served by a loopback
@@ -99,6 +102,20 @@ describe('buscarContribuyentes through the gateway', () => {
     const body = await search(stack, variables);
     expect(body.errors?.[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code: 'INVALID_INPUT', retryable: false } });
     expect(sandbox.calls).toHaveLength(0);
+  });
+
+  it("pages with Apollo Client's relayStylePagination, as docs/clients.md shows: fetchMore appends the next page", async () => {
+    const apollo = new ApolloClient({
+      link: new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` } }),
+      cache: new InMemoryCache({ typePolicies: { Query: { fields: { buscarContribuyentes: relayStylePagination(['texto', 'filtro']) } } } }),
+    });
+    const variables = { texto: 'com', first: 4 };
+    const first = await apollo.query({ query: AutocompletarDocument, variables });
+    const after = first.data!.buscarContribuyentes.pageInfo.endCursor;
+    await apollo.query({ query: AutocompletarDocument, variables: { ...variables, after } });
+    const merged = apollo.readQuery({ query: AutocompletarDocument, variables })!;
+    expect(merged.buscarContribuyentes.edges.map((e) => e.node.ruc)).toEqual(expected(ROWS, 'com').slice(0, 8));
+    apollo.stop();
   });
 
   it('refuses a cursor of another search', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { FLAG_ONLY_RUC, REGISTER_ONLY, SANDBOX_PADRON } from '../../src/sandbox/padron.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { startStack, type Stack } from '../helpers.js';
+import { readmeExample, startStack, type Stack } from '../helpers.js';
 
 const FIELDS =
   'ruc nombreORazonSocial estado condicion direccion direccionCompleta departamento provincia distrito ubigeo esAgenteDeRetencion esBuenContribuyente esAgenteDePercepcion esAgenteDePercepcionCombustible fuente consultadoEn';
@@ -60,6 +60,15 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     expect(metrics).toMatch(/^gateway_padron_last_import_ok 1$/m);
     expect(metrics).toMatch(/^gateway_padron_age_seconds \d/m);
     expect(stack.logs.join('')).toMatch(/"result":"imported"[^\n]*padron: imported/);
+  });
+
+  it('answers the README’s worked search (query 5) as the README shows it, by name, for nothing', async () => {
+    await until(stack, (p) => p.state === 'ready');
+    const { sent, shown } = readmeExample('5. A name typed in a form');
+    sandbox.reset();
+    const answer = await stack.gql(sent.query, sent.variables);
+    expect(answer.body).toEqual(shown);
+    expect(sandbox.calls).toHaveLength(0);
   });
 
   it('answers every sample taxpayer as the service does, for free and without a call: fuente PADRON, counted as localHits', async () => {
