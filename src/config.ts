@@ -70,10 +70,7 @@ export const EnvSchema = z.object({
     .min(1024)
     .max(100 * 1024 * 1024)
     .default(256 * 1024),
-  /**
-   * GraphQL requests in progress at once per process, from their body read to their work's end; past it, 503 OVERLOADED at
-   * once, but for a caller holding less than its share (src/http/server.ts). @default 2048
-   */
+  /** GraphQL requests in progress at once per process; past it 503 OVERLOADED, but for a caller under its share (src/http/server.ts). @default 2048 */
   MAX_CONCURRENT_REQUESTS: count.min(1).max(100_000).default(2048),
   /** node:http's headersTimeout: a request's headers must arrive within it. @default 10000 */
   HTTP_HEADERS_TIMEOUT_MS: millis.default(10_000),
@@ -83,6 +80,7 @@ export const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: millis.default(5_000),
   /** Receipts one batch validation field takes, sent upstream in calls of 100. @default 1000 */
   MAX_RECEIPTS: count.min(1).max(100_000).default(DEFAULT_MAX_RECEIPTS),
+  /** RUCs one contribuyentes list takes; of them, at most 100 that the register does not hold. @default 10000 */
   MAX_RUCS_PER_LIST: count.min(1).max(100_000).default(10_000),
   /** Most plan queries one operation may be able to spend. @default 100 */
   MAX_OPERATION_COST: count.min(1).default(100),

@@ -1,15 +1,8 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { GRAPHQL_PATH } from './config.js';
-import {
-  UpstreamError,
-  UpstreamInvalidResponseError,
-  type HttpRefusal,
-  type InvalidResponseReason,
-  UpstreamHttpError,
-} from './upstream/errors.js';
-import { BudgetExceededError } from './data/budgets.js';
-import { BudgetUnavailableError } from './data/budgets.js';
+import { UpstreamError, UpstreamInvalidResponseError, type HttpRefusal, type InvalidResponseReason, UpstreamHttpError } from './upstream/errors.js';
+import { BudgetExceededError, BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
 import { RegisterUnavailableError, SearchRefused } from './padron/search.js';
 

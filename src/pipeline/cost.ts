@@ -92,27 +92,20 @@ export function estimateCost(
  */
 const UNKNOWN = Symbol('unknown key');
 
+/** The terms' cost; parents come before the fields selected under them. */
 function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits: RuntimeLimits): number {
   const shared = new Map<string, { weight: number; keys: Set<string> }>();
   const itemsOf = new Map<Term, readonly unknown[]>();
   /** A referencing field's keys by the type each representation names. */
   const referencedOf = new Map<Term, Map<string, string[]>>();
   let total = 0;
-  // Parents come before the fields selected under them.
   for (const term of terms) {
     const { billing } = term;
     let items: readonly unknown[];
     if (billing.sizedBy) {
-      // A page of nodes unknown until it is read: `first` of them (its default filled in), at most the page's bound.
-      const { argument, max } = billing.sizedBy;
-      let size = 0;
-      try {
-        size = Number(getArgumentValues(term.def, term.node, variables)[argument] ?? 0);
-      } catch {
-        // the field fails before its resolver runs
-      }
-      itemsOf.set(term, Array<typeof UNKNOWN>(Number.isInteger(size) && size > 0 && size <= max ? size : 0).fill(UNKNOWN));
-      total += billing.weight * (itemsOf.get(term)?.length ?? 0);
+      const page = pageOf(term, billing.sizedBy, variables);
+      itemsOf.set(term, page);
+      total += billing.weight * page.length;
       continue;
     }
     if (billing.argument === undefined) {
@@ -143,20 +136,8 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
       total += billing.weight * items.length;
       continue;
     }
-    const keys: (string | typeof UNKNOWN)[] = [];
-    const paid = new Set<string>();
-    for (const item of items) {
-      if (item === UNKNOWN) {
-        keys.push(UNKNOWN);
-        total += billing.weight;
-        continue;
-      }
-      const checked = typeof item === 'string' ? billing.key(item) : undefined;
-      if (!checked?.ok) continue;
-      keys.push(checked.value);
-      // A key the gateway answers itself costs nothing; the fields below it are still priced.
-      if (!limits.held?.(term.shares, checked.value)) paid.add(checked.value);
-    }
+    const { keys, paid, unknown } = keysOf(items, term, billing.key, limits);
+    total += billing.weight * unknown;
     // More items than the gateway may pay for are refused whole, before the cost limit.
     if (billing.paidMax !== undefined && paid.size > billing.paidMax) {
       itemsOf.set(term, []);
@@ -171,6 +152,40 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
   }
   for (const group of shared.values()) total += group.weight * group.keys.size;
   return total;
+}
+
+/**
+ * The keys of a field's items that pass their check (an unknown one, counted, for each item known
+ * only once the field above has answered), and of them those the gateway does not answer itself.
+ */
+function keysOf(items: readonly unknown[], term: Term, key: NonNullable<Billing['key']>, limits: RuntimeLimits) {
+  const keys: (string | typeof UNKNOWN)[] = [];
+  const paid = new Set<string>();
+  let unknown = 0;
+  for (const item of items) {
+    if (item === UNKNOWN) {
+      keys.push(UNKNOWN);
+      unknown++;
+      continue;
+    }
+    const checked = typeof item === 'string' ? key(item) : undefined;
+    if (!checked?.ok) continue;
+    keys.push(checked.value);
+    // A key the gateway answers itself costs nothing; the fields below it are still priced.
+    if (!limits.held?.(term.shares, checked.value)) paid.add(checked.value);
+  }
+  return { keys, paid, unknown };
+}
+
+/** A page of nodes unknown until it is read: `first` of them (its default filled in), none past the page's bound (refused). */
+function pageOf(term: Term, { argument, max }: NonNullable<Billing['sizedBy']>, variables: Record<string, unknown>): (typeof UNKNOWN)[] {
+  let size = 0;
+  try {
+    size = Number(getArgumentValues(term.def, term.node, variables)[argument] ?? 0);
+  } catch {
+    // the field fails before its resolver runs
+  }
+  return Array<typeof UNKNOWN>(Number.isInteger(size) && size > 0 && size <= max ? size : 0).fill(UNKNOWN);
 }
 
 /** The keys of the representations that are ours and pass their check, each added to its type's group and to `byType`. */

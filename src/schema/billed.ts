@@ -109,12 +109,14 @@ export interface EntityBilling {
  */
 export function billed(description: string, billing: Billing) {
   const queries = `${billing.weight} ${billing.weight === 1 ? 'consulta' : 'consultas'}`;
+  // A router prices the items that may be paid: `paidMax` of a long list, else all of a list up to a fixed `max`.
+  const paidAtMost = billing.paidMax ?? (typeof billing.max === 'number' ? billing.max : undefined);
   return {
     description: `${description} Costo: ${queries}${billing.per ? ` por ${billing.per}` : ''}.`,
     directives: {
       cost: { weight: billing.weight },
-      ...(billing.list && typeof billing.max === 'number'
-        ? { listSize: { assumedSize: billing.max, requireOneSlicingArgument: false } }
+      ...(billing.list && paidAtMost !== undefined
+        ? { listSize: { assumedSize: paidAtMost, requireOneSlicingArgument: false } }
         : billing.assumedSize
           ? { listSize: { assumedSize: billing.assumedSize, requireOneSlicingArgument: false } }
           : billing.sizedBy

@@ -112,7 +112,8 @@ describe('buscarContribuyentes through the gateway', () => {
     const variables = { texto: 'com', first: 4 };
     const first = await apollo.query({ query: AutocompletarDocument, variables });
     const after = first.data!.buscarContribuyentes.pageInfo.endCursor;
-    await apollo.query({ query: AutocompletarDocument, variables: { ...variables, after } });
+    // As fetchMore sends it: from the network, merged into the same list (its key is texto and filtro).
+    await apollo.query({ query: AutocompletarDocument, variables: { ...variables, after }, fetchPolicy: 'network-only' });
     const merged = apollo.readQuery({ query: AutocompletarDocument, variables })!;
     expect(merged.buscarContribuyentes.edges.map((e) => e.node.ruc)).toEqual(expected(ROWS, 'com').slice(0, 8));
     apollo.stop();

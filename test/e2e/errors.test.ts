@@ -9,6 +9,7 @@ import {
   ValidarComprobantesTextoDocument,
 } from '../../operations/generated/graphql.js';
 import { TRIGGERS } from '../../src/sandbox/data.js';
+import { rucCheckDigit } from '../../src/upstream/keys.js';
 import { post, codes, errorAt, RECEIPT, startStack, type Stack } from '../helpers.js';
 
 let stack: Stack;
@@ -82,13 +83,22 @@ describe('local checks: no upstream call', () => {
     expect(stack.sandbox.calls).toHaveLength(0);
   });
 
-  it('more than 100 RUCs fails the whole contribuyentes field', async () => {
-    const rucs = Array.from({ length: 101 }, () => '20100123453');
+  it('more than 100 distinct RUCs to pay (none in a register: PADRON is off) fails the whole contribuyentes field', async () => {
+    const rucs = Array.from({ length: 101 }, (_, i) => `20${40_000_000 + i * 13}`).map((first10) => first10 + rucCheckDigit(first10));
     const { body } = await stack.gql(ContribuyentesDocument, { rucs });
     expect(body.data).toBeNull();
     expect(codes(body)).toEqual(['INVALID_INPUT']);
     expect(errorAt(body, 'contribuyentes').path).toEqual(['contribuyentes']);
     expect(stack.sandbox.calls).toHaveLength(0);
+  });
+
+  it('more than MAX_RUCS_PER_LIST RUCs fails it too, the same RUC repeated included; within it, a RUC repeated is one call', async () => {
+    const over = await stack.gql(ContribuyentesDocument, { rucs: Array.from({ length: 10_001 }, () => '20100123453') });
+    expect(codes(over.body)).toEqual(['INVALID_INPUT']);
+    expect(stack.sandbox.calls).toHaveLength(0);
+    const repeated = await stack.gql(ContribuyentesDocument, { rucs: Array.from({ length: 101 }, () => '20100123453') });
+    expect(repeated.body.errors).toBeUndefined();
+    expect(stack.sandbox.callsTo('/ruc')).toHaveLength(1);
   });
 
   it('no bearer token is UNAUTHENTICATED before any call, for every field', async () => {

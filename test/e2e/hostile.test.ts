@@ -154,12 +154,12 @@ const CASES: [string, () => Promise<Raw>][] = [
     () => post(JSON.stringify({ query: 'query($r: String!) { contribuyente(ruc: $r) { ruc } }', variables: { r: null } })),
   ],
   [
-    'an oversized variable list (5,000 RUCs)',
+    'an oversized variable list (10,001 RUCs: over MAX_RUCS_PER_LIST)',
     () =>
       post(
         JSON.stringify({
           query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc } }',
-          variables: { r: Array.from({ length: 5000 }, () => '20100123453') },
+          variables: { r: Array.from({ length: 10_001 }, () => '20100123453') },
         }),
       ),
   ],

@@ -172,12 +172,14 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
   });
 
   it('leaves to the service a register older than PADRON_MAX_AGE_MS, and says it is stale', async () => {
+    // A directory of its own: the one the suite's gateway holds is locked for any other.
+    const own = mkdtempSync(join(tmpdir(), 'padron-older-'));
     const older = await startStack({
       sharedSandbox: sandbox,
-      env: { PADRON: `${sandbox.url}/__sandbox/padron/`, PADRON_DIR: dir, PADRON_MAX_AGE_MS: '1', PADRON_REFRESH_MS: '3600000' },
+      env: { PADRON: `${sandbox.url}/__sandbox/padron/`, PADRON_DIR: own, PADRON_MAX_AGE_MS: '1', PADRON_REFRESH_MS: '3600000' },
     });
     try {
-      expect(await until(older, (p) => p.state !== 'empty', 5_000)).toMatchObject({ state: 'stale', rows: SANDBOX_PADRON.rows });
+      expect(await until(older, (p) => p.state !== 'empty', 10_000)).toMatchObject({ state: 'stale', rows: SANDBOX_PADRON.rows });
       sandbox.reset();
       const { body } = await older.gql(LIST, { rucs: [TAXPAYERS[2]!.ruc] });
       expect(rows(body)[0]).toMatchObject({ fuente: 'SERVICIO' });
@@ -185,6 +187,7 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
       expect(cost(body)).toMatchObject({ localHits: 0, queries: 1 });
     } finally {
       await older.close();
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });
