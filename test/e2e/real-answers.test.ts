@@ -195,7 +195,8 @@ describe('the last good record while the registry is down (npm start)', () => {
   let gateway: SpawnedGateway | undefined;
   beforeAll(async () => {
     sandbox = await startSandbox();
-    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, CACHE_TTL_RUC_MS: '300', UPSTREAM_RETRIES: '0' });
+    // A second, so that seven asks on a busy machine fall within one record's life; the waits below outlast it.
+    gateway = await spawnGateway({ UPSTREAM_URL: sandbox.url, CACHE_TTL_RUC_MS: '1000', UPSTREAM_RETRIES: '0' });
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -217,7 +218,7 @@ describe('the last good record while the registry is down (npm start)', () => {
   it('answers the same token’s last good record, listed in extensions.stale, when refreshing it finds the sources down', async () => {
     const fresh = await ask('20501234568');
     const at = (fresh.body.data?.['contribuyente'] as { consultadoEn: string }).consultadoEn;
-    await sleep(400);
+    await sleep(1100);
     await fetch(`${sandbox.url}/__sandbox/sources/down`, { method: 'POST' });
     const calls = sandbox.callsTo('/ruc').length;
     const stale = await ask('20501234568');
@@ -244,7 +245,7 @@ describe('the last good record while the registry is down (npm start)', () => {
   it('any other answer is the answer: an expired record whose refresh is refused for quota is not served stale', async () => {
     const fresh = await ask('20603456786');
     expect(fresh.body.errors).toBeUndefined();
-    await sleep(400);
+    await sleep(1100);
     const quota = sandbox.quotaOf('sandbox-pro')!;
     sandbox.setQuota('sandbox-pro', 0);
     try {
