@@ -218,7 +218,8 @@ describe('CACHE=off with a shared Redis: calls in flight are still shared across
   });
 
   it("hands one call's answer to the other instance, and keeps nothing", async () => {
-    sandbox.setFaults({ latencyMs: 300 });
+    // Longer than the three requests take to arrive on a busy machine: the other instance finds the call still in flight.
+    sandbox.setFaults({ latencyMs: 1500 });
     try {
       const answers = await Promise.all([
         c.gql(ContribuyenteDocument, { ruc: '20457890126' }),
