@@ -185,11 +185,12 @@ describe('automatic persisted queries', () => {
       // Over the bound alone: not kept at all.
       await store.set('huge', 'x'.repeat(1001));
       expect(await store.get('huge')).toBeNull();
-      const brief = redisApqStore(links[1]!, { maxEntries: 3, maxBytes: 1000 }, 50);
+      // Kept a second: long enough for a busy machine to read it back, short enough to see it go.
+      const brief = redisApqStore(links[1]!, { maxEntries: 3, maxBytes: 1000 }, 1000);
       for (let i = 0; i < 100 && (await brief.get('e4')) !== 'x'; i++) await new Promise((r) => setTimeout(r, 20));
       await brief.set('brief', 'x');
       expect(await brief.get('brief')).toBe('x');
-      await new Promise((r) => setTimeout(r, 80));
+      await new Promise((r) => setTimeout(r, 1100));
       expect(await brief.get('brief')).toBeNull();
       await Promise.all(links.map((l) => l.close()));
       inspect.disconnect();
