@@ -135,7 +135,7 @@ return 1`;
  * Every instance's counts in Redis, this process's behind: while Redis is in trouble, `local` counts on from the last count
  * Redis gave (a spent budget stays spent), `refuse` refuses. A late answer still counts there: twice, never missed.
  */
-export function redisBudgets(link: Pick<RedisLink, 'redis' | 'inTrouble' | 'problem'>, whenDown: 'local' | 'refuse'): BudgetCounter {
+export function redisBudgets(link: Pick<RedisLink, 'send' | 'inTrouble' | 'problem'>, whenDown: 'local' | 'refuse'): BudgetCounter {
   const seen = new LRUCache<string, number>({ max: MAX_SUBJECTS });
   const saw = (key: string, spent: number) => (seen.set(key, Math.max(seen.get(key) ?? 0, spent)), spent);
   const local = memoryBudgets((key) => seen.get(key) ?? 0);
@@ -152,15 +152,15 @@ export function redisBudgets(link: Pick<RedisLink, 'redis' | 'inTrouble' | 'prob
     charge: (key, cost, limit, ttlMs) =>
       either(
         async () => {
-          const [taken, spent] = (await link.redis.eval(CHARGE, 1, key, cost, limit, ttlMs)) as [number, number];
-          saw(key, spent);
-          return { taken: taken === 1, spent, refund: async (back) => void (await link.redis.eval(REFUND, 1, key, back)) };
+          const [taken, spent] = (await link.send((redis) => redis.eval(CHARGE, 1, key, cost, limit, ttlMs))) as [number, number];
+          const refund = async (back: number) => void (await link.send((redis) => redis.eval(REFUND, 1, key, back)));
+          return { taken: taken === 1, spent: saw(key, spent), refund };
         },
         (error) => (whenDown === 'refuse' ? Promise.reject(new BudgetUnavailableError(error)) : local.charge(key, cost, limit, ttlMs)),
       ),
     spent: (key) =>
       either(
-        async () => saw(key, Number((await link.redis.get(key)) ?? 0)),
+        async () => saw(key, Number((await link.send((redis) => redis.get(key))) ?? 0)),
         () => local.spent(key),
       ),
   };

@@ -21,7 +21,8 @@ export function createLoaders(lookups: CachedLookups, call: LookupCaller, concur
   function of(op: LookupOp): DataLoader<string, Received> {
     let loader = loaders.get(op);
     if (loader) return loader;
-    const fetchOne = (key: string): Promise<Received> => lookups.lookup(op, key, call);
+    // Async: a lookup that throws rejects, failing its key alone.
+    const fetchOne = async (key: string): Promise<Received> => lookups.lookup(op, key, call);
     loader = new DataLoader<string, Received>((keys) => Promise.all(keys.map((key) => run(fetchOne, key))));
     loaders.set(op, loader);
     return loader;
@@ -42,13 +43,7 @@ function semaphore(limit: number) {
     else active--;
   };
   const start = <T>(fn: (key: string) => Promise<T>, key: string): Promise<T | Error> => {
-    let promise: Promise<T>;
-    try {
-      promise = fn(key);
-    } catch (error) {
-      promise = Promise.reject(error);
-    }
-    return promise.then(
+    return fn(key).then(
       (value) => (release(), value),
       (reason: unknown) => (release(), reason instanceof Error ? reason : new Error(String(reason))),
     );

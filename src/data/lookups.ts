@@ -114,8 +114,7 @@ class Lookup<T extends Received> {
     const finish = this.ctx.onLookupStart?.(this.op);
     let failed = true;
     try {
-      const { store } = this.options;
-      const { tokenKey } = this.ctx;
+      const [{ store }, { tokenKey }] = [this.options, this.ctx];
       // No token (the client refuses it without a call): nothing to share.
       const value = await (store && tokenKey ? this.#find(store, tokenKey, ttlMs) : this.fetch());
       failed = false;

@@ -50,41 +50,36 @@ export class RedisCache {
 
   /** Hands the lead's entry to every waiter and keeps it `ttlMs` (undefined: gave up, the next takes the lead). */
   finish(key: string, lead: Lead, handover: { entry: string; ttlMs: number } | undefined): void {
-    const pipeline = this.link.redis.pipeline();
-    if (handover && handover.ttlMs > 0) pipeline.set(key, handover.entry, 'PX', Math.max(1, Math.round(handover.ttlMs)));
-    // Published even without the lock: callers waiting elsewhere take the answer rather than their own call.
-    if (handover) pipeline.publish(channelOf(key), handover.entry);
-    else if (lead.owner) pipeline.publish(channelOf(key), '');
-    if (lead.owner) pipeline.eval(RELEASE, 1, lockOf(key), lead.owner);
-    if (pipeline.length === 0) return;
+    if (!handover && !lead.owner) return;
+    const settle = this.link.send((redis) => {
+      const pipeline = redis.pipeline();
+      if (handover && handover.ttlMs > 0) pipeline.set(key, handover.entry, 'PX', Math.max(1, Math.round(handover.ttlMs)));
+      // Published even without the lock: callers waiting elsewhere take the answer rather than their own call.
+      pipeline.publish(channelOf(key), handover?.entry ?? '');
+      if (lead.owner) pipeline.eval(RELEASE, 1, lockOf(key), lead.owner);
+      return pipeline.exec();
+    });
     // A pipeline resolves with each command's own error (an OOM from a full Redis among them).
-    pipeline.exec().then(
-      (results) => {
-        const failed = results?.find(([error]) => error);
-        if (failed) this.link.problem('settle', failed[0]!);
-      },
-      (error: Error) => this.link.problem('settle', error),
-    );
+    const failed = (error: Error) => this.link.problem('settle', error);
+    settle.then((results) => results?.forEach(([error]) => error && failed(error)), failed);
   }
 
-  async get(key: string): Promise<string | undefined> {
-    try {
-      return (await this.link.redis.get(key)) ?? undefined;
-    } catch (error) {
-      this.link.problem('claim', error as Error);
-      return undefined;
-    }
+  get(key: string): Promise<string | undefined> {
+    const failed = (error: Error) => void this.link.problem('claim', error);
+    return this.link.send((redis) => redis.get(key)).then((entry) => entry ?? undefined, failed);
   }
 
   set(key: string, entry: string, ttlMs: number): void {
-    this.link.redis.set(key, entry, 'PX', Math.max(1, Math.round(ttlMs))).catch((error: Error) => this.link.problem('settle', error));
+    this.link
+      .send((redis) => redis.set(key, entry, 'PX', Math.max(1, Math.round(ttlMs))))
+      .catch((error: Error) => this.link.problem('settle', error));
   }
 
   /** The kept answer, or the lock, or undefined while another caller holds it. */
   async #try(key: string, read: boolean): Promise<Found | Lead | undefined> {
     const owner = `${this.#owner}:${this.#leases++}`;
     const args = [key, lockOf(key), owner, this.options.leaseMs, read ? '1' : '0', this.options.coalesce ? '1' : '0'];
-    const [found, entry] = (await this.link.redis.eval(CLAIM, 2, ...args)) as [number, string?];
+    const [found, entry] = (await this.link.send((redis) => redis.eval(CLAIM, 2, ...args))) as [number, string?];
     if (found === 1) return { entry: entry!, how: 'hit' };
     return found === 0 ? undefined : found === 2 ? { owner } : {};
   }

@@ -43,6 +43,17 @@ export class RedisLink {
       .on('ready', () => tell('up'));
   }
 
+  /** One command (or pipeline), failed COMMAND_TIMEOUT_MS on without its reply; a timer that fires late first reads what came. */
+  send<T>(command: (redis: Redis | Cluster) => Promise<T>): Promise<T> {
+    // By hand: ioredis's commandTimeout fires before a reply that came while this process paused is read, a paid call each.
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => setImmediate(() => settled || reject(new Error('Command timed out'))), COMMAND_TIMEOUT_MS);
+    });
+    return Promise.race([command(this.redis).finally(() => ((settled = true), clearTimeout(timer))), late]);
+  }
+
   /** A connection of its own for pub/sub, as Redis requires, made on first use. */
   get subscriber(): Redis | Cluster {
     return (this.#subscriber ??= connect(this.options).on('error', () => undefined));
@@ -75,7 +86,6 @@ function connect({ url, cluster }: RedisLinkOptions): Redis | Cluster {
   const options: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: COMMAND_TIMEOUT_MS,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(times * 100, 2000),
   };

@@ -78,15 +78,15 @@ const APQ_TTL_MS = 24 * 3600_000;
  * Redis that is down or full answers "not found", so the client sends the document again: it
  * never fails a request.
  */
-export function redisApqStore(link: Pick<RedisLink, 'redis' | 'problem'>, bounds: ApqBounds, ttlMs = APQ_TTL_MS): ApqStore {
+export function redisApqStore(link: Pick<RedisLink, 'send' | 'problem'>, bounds: ApqBounds, ttlMs = APQ_TTL_MS): ApqStore {
   const failed = (error: Error) => {
     link.problem('apq', error);
     return null;
   };
   return {
-    get: (hash) => (link.redis.eval(GET, 2, DOCS, EXPIRY, hash) as Promise<string | null>).catch(failed),
+    get: (hash) => (link.send((redis) => redis.eval(GET, 2, DOCS, EXPIRY, hash)) as Promise<string | null>).catch(failed),
     set: (hash, query) =>
-      link.redis.eval(SET, 3, DOCS, EXPIRY, BYTES, hash, query, ttlMs, bounds.maxEntries, bounds.maxBytes).catch(failed),
+      link.send((redis) => redis.eval(SET, 3, DOCS, EXPIRY, BYTES, hash, query, ttlMs, bounds.maxEntries, bounds.maxBytes)).catch(failed),
   };
 }
 

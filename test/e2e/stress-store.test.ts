@@ -1,8 +1,17 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
-import { postOnce, spawnGateway, startRedis, unknownRucs, untilReady, type OnceAnswer, type RedisServer, type SpawnedGateway } from '../helpers.js';
+import {
+  postOnce,
+  spawnGateway,
+  startRedis,
+  unknownRucs,
+  untilReady,
+  type OnceAnswer,
+  type RedisServer,
+  type SpawnedGateway,
+} from '../helpers.js';
 
 /**
  * A lookup is paid for once per process at most, whatever the shared store does: two
@@ -16,7 +25,6 @@ let redis: RedisServer;
 let sandbox: Sandbox;
 let inspect: Redis;
 let instances: SpawnedGateway[] = [];
-
 
 /** `n` identical lookups of `ruc`, each on a connection of its own, spread over the instances. */
 function burst(n: number, ruc: string): Promise<OnceAnswer[]> {
@@ -42,6 +50,23 @@ afterAll(async () => {
   await Promise.all(instances.map((g) => g.stop()));
   await sandbox?.close();
   await redis?.stop();
+});
+
+describe('instances that stall themselves (a long GC, a busy host): their pause is not taken for the store’s', () => {
+  it('make one call for 100 identical lookups while every instance is paused for 700 ms, past the commands’ 500 ms', async () => {
+    const ruc = TAXPAYERS[12]!.ruc;
+    sandbox.reset();
+    const answers = burst(100, ruc);
+    // Paused once the lookups are sent: Redis answers their claims while no instance can read the answers.
+    await vi.waitFor(() => expect(sandbox.callsTo('/ruc').length).toBeGreaterThan(0), { timeout: 10_000, interval: 5 });
+    for (const g of instances) process.kill(g.child.pid!, 'SIGSTOP');
+    await new Promise((r) => setTimeout(r, 700));
+    for (const g of instances) process.kill(g.child.pid!, 'SIGCONT');
+    for (const a of await answers) expect(a.body.data).toEqual({ contribuyente: { ruc } });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    const metrics = (await Promise.all(instances.map(metricsOf))).join('\n');
+    expect(metrics).not.toMatch(/gateway_cache_store_errors_total\{[^}]*\} [1-9]/);
+  }, 60_000);
 });
 
 describe('a shared store that stalls, or bursts on a busy host: at most one call per key per process', () => {
