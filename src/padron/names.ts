@@ -26,31 +26,28 @@ const MAX_CODE = 0x7fff_ffff;
 /** Signs a word's 4th and 5th characters may take. */
 export const SIGNS = 128;
 
-/** Each Latin-1 letter's plain letter; '' for characters deleted (`.` and `'`); ' ' for the rest. */
-const FOLD: string[] = (() => {
-  const table: string[] = [];
-  for (let c = 0; c < 0x250; c++) {
-    const ch = String.fromCharCode(c);
-    const plain = ch.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase();
-    table[c] = ch === '.' || ch === "'" ? '' : /^[A-Z0-9]$/.test(plain) ? plain : ' ';
-  }
-  return table;
-})();
+/** A character's plain letter or digit; '' for `.` and `'` (deleted); ' ' for the rest. */
+function foldChar(ch: string): string {
+  if (ch === '.' || ch === "'") return '';
+  const plain = ch
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toUpperCase();
+  return /^[A-Z0-9]$/.test(plain) ? plain : ' ';
+}
+
+/** foldChar of every Latin character, looked up rather than normalized each time. */
+const FOLD: string[] = Array.from({ length: 0x250 }, (_, c) => foldChar(String.fromCharCode(c)));
 
 /** The folded words of a text or a name: upper case, accents and Ñ to plain letters, `.` and `'` deleted, anything else a blank. */
 export function foldWords(text: string): string[] {
   // Most names are upper-case letters, digits and blanks already: only the other characters are looked up.
-  const folded = PLAIN.test(text) ? text : text.replace(OTHER, (ch) => (ch.charCodeAt(0) < 0x250 ? FOLD[ch.charCodeAt(0)]! : foldOther(ch)));
+  const folded = PLAIN.test(text) ? text : text.replace(OTHER, (ch) => FOLD[ch.charCodeAt(0)] ?? foldChar(ch));
   return folded.split(' ').filter((w) => w !== '');
 }
 
 const PLAIN = /^[A-Z0-9 ]*$/;
 const OTHER = /[^A-Z0-9 ]/g;
-
-function foldOther(ch: string): string {
-  const plain = ch.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toUpperCase();
-  return /^[A-Z0-9]$/.test(plain) ? plain : ' ';
-}
 
 const symbol = (c: number) => (c >= 65 ? c - 64 : c - 48 + 27);
 

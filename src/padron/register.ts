@@ -148,7 +148,8 @@ export class Register {
   /** Whether the register in use answers `ruc` (for pricing: a RUC it holds costs nothing). */
   holds(ruc: string): boolean {
     try {
-      return this.#usable()?.db.get(ruc) !== undefined;
+      // Asked of every RUC of a list before it runs: whether the key exists, its record not decoded.
+      return this.#usable()?.db.doesExist(ruc) ?? false;
     } catch {
       return false;
     }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TAXPAYERS } from '../../src/sandbox/data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { lineOf, mirrorOf, register } from '../fixtures/register.js';
-import { startStack, TOKEN, type Stack } from '../helpers.js';
+import { startStack, TOKEN, unknownRucs, type Stack } from '../helpers.js';
 
 /**
  * A supplier list checked at once: `contribuyentes(rucs)` with up to MAX_RUCS_PER_LIST RUCs, those
@@ -16,6 +16,8 @@ const ROWS = register(10_000);
 const HELD = ROWS.map((r) => r.ruc);
 /** RUCs the sandbox knows and the register does not hold: each a paid call. */
 const PAID = TAXPAYERS.map((t) => t.ruc).filter((r) => !HELD.includes(r));
+/** `n` distinct valid RUCs, none in the register: each a paid call. */
+const unheld = (n: number, from: number) => unknownRucs(n + 10, from).filter((r) => !HELD.includes(r)).slice(0, n);
 const LIST = 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) { ruc fuente } }';
 type Body = { data?: { contribuyentes: ({ ruc: string; fuente: string } | null)[] } | null; errors?: { extensions: Record<string, unknown> }[]; extensions?: { cost?: Record<string, number> } };
 
@@ -72,8 +74,7 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
     expect(sandbox.callsTo('/ruc')).toHaveLength(some.length);
     sandbox.reset();
     // 21 distinct RUCs to pay, at 1 query each, against MAX_OPERATION_COST 20.
-    const many = Array.from({ length: 21 }, (_, i) => `20${30_000_000 + i * 7}`).map((first10) => first10 + checkDigit(first10));
-    expect(new Set(many).size).toBe(21);
+    const many = unheld(21, 30_000_000);
     const over = await list([...HELD.slice(0, 100), ...many]);
     expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED' });
     expect(sandbox.calls).toHaveLength(0);
@@ -81,9 +82,7 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
 
   it('refuses more than 100 RUCs the register does not hold with INVALID_INPUT, before the cost limit and any call', async () => {
     sandbox.reset();
-    const unheld = Array.from({ length: 101 }, (_, i) => `20${40_000_000 + i * 13}`).map((first10) => first10 + checkDigit(first10));
-    expect(new Set(unheld).size).toBe(101);
-    const body = await list([...HELD.slice(0, 1_000), ...unheld]);
+    const body = await list([...HELD.slice(0, 1_000), ...unheld(101, 40_000_000)]);
     expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
     expect(sandbox.calls).toHaveLength(0);
   });
@@ -105,9 +104,3 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
     expect(all.map((c) => c.ruc)).toEqual(HELD);
   });
 });
-
-function checkDigit(first10: string): number {
-  const w = [5, 4, 3, 2, 7, 6, 5, 4, 3, 2];
-  const d = 11 - ([...first10].reduce((s, c, i) => s + Number(c) * w[i]!, 0) % 11);
-  return d === 10 ? 0 : d === 11 ? 1 : d;
-}
