@@ -1,5 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { LRUCache } from 'lru-cache';
+import { Heap } from './heap.js';
 import { LOW_SIGNS, STREAMS, streamOf, valueOf } from './names.js';
 
 /**
@@ -103,7 +104,10 @@ export class BlockDirectory {
     let lasts = this.#lasts.get(stream);
     if (!lasts) {
       const keys = [...this.names.getKeys({ start: blockKey(stream, 0), end: blockKey(stream + 1, 0) })];
-      lasts = Float64Array.from(keys.filter((k) => k.length === 12), (k) => k.readDoubleBE(4));
+      lasts = Float64Array.from(
+        keys.filter((k) => k.length === 12),
+        (k) => k.readDoubleBE(4),
+      );
       this.#lasts.set(stream, lasts);
     }
     return lasts;
@@ -186,18 +190,33 @@ export class StreamReader {
 
 /** A block's entries: in place when the buffer is aligned for doubles, else copied. */
 const blockOf = (value: Buffer) =>
-  value.byteOffset % 8 === 0 ? new Float64Array(value.buffer, value.byteOffset, value.length / 8) : new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
+  value.byteOffset % 8 === 0
+    ? new Float64Array(value.buffer, value.byteOffset, value.length / 8)
+    : new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
 
-/** Several streams read as one: the first rank at or after `t` in any. */
+/** Several streams read as one: the first rank at or after `t` in any. A seek moves only the streams behind `t`. */
 export class UnionReader {
+  /** Each stream's last answer, where it stands; the streams not yet past their end, the nearest on top. */
+  readonly #heads: Float64Array;
+  readonly #heap: Heap;
   constructor(
     readonly parts: StreamReader[],
     readonly size: number,
-  ) {}
+  ) {
+    const heads = (this.#heads = new Float64Array(parts.length).fill(-1));
+    this.#heap = new Heap((a, b) => heads[a]! < heads[b]!);
+    parts.forEach((_, i) => this.#heap.push(i));
+  }
 
   seek(t: number): number {
-    let min = Infinity;
-    for (const part of this.parts) min = Math.min(min, part.seek(t));
-    return min;
+    const heads = this.#heads;
+    const heap = this.#heap;
+    // A stream that stands at or past `t` answers where it stands: only those behind are moved.
+    while (heap.size && heads[heap.top]! < t) {
+      const top = heap.top;
+      heads[top] = this.parts[top]!.seek(t);
+      heap.fix(heads[top] === Infinity);
+    }
+    return heap.size ? heads[heap.top]! : Infinity;
   }
 }

@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToLookups } from 'node:timers/promises';
+import { Heap } from './heap.js';
 
 /**
  * External sorts for the import: the register's rows by RUC, and the name index's entries. LMDB
@@ -20,47 +21,6 @@ export const YIELD_EVERY = 50_000;
 
 /** Digits of a row's line number: a register holds at most 60 million rows. */
 const SEQ_DIGITS = 9;
-
-/** A min-heap of run numbers, ordered by `less`; runs compare by number at a tie, so equal keys keep the lines' order. */
-class Heap {
-  readonly #items: number[] = [];
-  constructor(readonly less: (a: number, b: number) => boolean) {}
-  get size() {
-    return this.#items.length;
-  }
-  get top() {
-    return this.#items[0]!;
-  }
-  push(run: number) {
-    const items = this.#items;
-    items.push(run);
-    for (let i = items.length - 1; i > 0; ) {
-      const parent = (i - 1) >> 1;
-      if (!this.less(items[i]!, items[parent]!)) break;
-      [items[i], items[parent]] = [items[parent]!, items[i]!];
-      i = parent;
-    }
-  }
-  /** After the top's key changed: sinks it to its place, or drops it when its run is `gone`. */
-  fix(gone: boolean) {
-    const items = this.#items;
-    if (gone) {
-      const last = items.pop()!;
-      if (items.length === 0) return;
-      items[0] = last;
-    }
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < items.length && this.less(items[l]!, items[m]!)) m = l;
-      if (r < items.length && this.less(items[r]!, items[m]!)) m = r;
-      if (m === i) return;
-      [items[i], items[m]] = [items[m]!, items[i]!];
-      i = m;
-    }
-  }
-}
 
 /** A run's lines, read forward a chunk at a time. */
 class LineReader {
