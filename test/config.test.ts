@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { spawnTracked } from './processes.js';
 import { readFileSync } from 'node:fs';
@@ -88,10 +89,19 @@ describe('loadConfig', () => {
 describe('PADRON', () => {
   it('is off by default; takes sunat, sandbox (only with the built-in sandbox) or a mirror’s http(s) URL, and names any other value', () => {
     expect(loadConfig({}).padron).toBeUndefined();
-    expect(loadConfig({ PADRON: 'sunat' }).padron).toEqual({ source: 'sunat', dir: './data/padron', maxAgeMs: 172_800_000, refreshMs: 86_400_000 });
+    expect(loadConfig({ PADRON: 'sunat' }).padron).toEqual({
+      source: 'sunat',
+      dir: './data/padron',
+      maxAgeMs: 172_800_000,
+      refreshMs: 86_400_000,
+      searchThreads: availableParallelism(),
+    });
+    expect(loadConfig({ PADRON: 'sunat', PADRON_SEARCH_THREADS: '0' }).padron?.searchThreads).toBe(0);
     expect(loadConfig({ PADRON: 'https://espejo.example.pe/sunat/' }).padron?.source).toBe('https://espejo.example.pe/sunat/');
     expect(() => loadConfig({ PADRON: 'ftp://espejo.example.pe/' })).toThrow(/PADRON: PADRON debe ser off, sunat, sandbox o una URL/);
-    expect(() => loadConfig({ PADRON: 'sandbox', UPSTREAM_URL: 'https://api.apiperu.dev' })).toThrow(/PADRON: PADRON=sandbox solo con el sandbox integrado/);
+    expect(() => loadConfig({ PADRON: 'sandbox', UPSTREAM_URL: 'https://api.apiperu.dev' })).toThrow(
+      /PADRON: PADRON=sandbox solo con el sandbox integrado/,
+    );
     expect(() => loadConfig({ PADRON: 'sunat', PADRON_MAX_AGE_MS: '0' })).toThrow(/PADRON_MAX_AGE_MS/);
     const sandbox = withUpstream(loadConfig({ PADRON: 'sandbox' }), 'http://127.0.0.1:4010');
     expect(sandbox.padron?.source).toBe('http://127.0.0.1:4010/__sandbox/padron/');

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /** SUNAT's registers from the built-in sandbox: only with it (UPSTREAM_URL unset). */
@@ -19,6 +20,8 @@ export const PadronEnv = z.object({
   PADRON_MAX_AGE_MS: millis.default(48 * 3600_000),
   /** How often a new register is fetched and imported, in the background. @default 86400000 (24 h) */
   PADRON_REFRESH_MS: millis.default(24 * 3600_000),
+  /** Threads that run `buscarContribuyentes`, each reading the index on its own; 0: on the event loop. Unset: the machine's cores. */
+  PADRON_SEARCH_THREADS: z.coerce.number().int().min(0).max(64).optional(),
 });
 
 type Env = z.output<typeof PadronEnv> & { UPSTREAM_URL?: string | undefined };
@@ -32,5 +35,6 @@ export function checkPadron(env: Env, ctx: z.RefinementCtx): void {
 /** The register's settings; undefined when it is off. `source` is `sandbox` until main knows the sandbox's URL. */
 export function padronOf(e: Env) {
   if (e.PADRON === 'off') return undefined;
-  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs: e.PADRON_REFRESH_MS };
+  const searchThreads = e.PADRON_SEARCH_THREADS ?? availableParallelism();
+  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs: e.PADRON_REFRESH_MS, searchThreads };
 }

@@ -121,6 +121,8 @@ export class StreamReader {
   #number = -1;
   #at = 0;
   readonly #lasts: Float64Array;
+  /** Where this reader's blocks are copied, one after another: no buffer allocated per block read. */
+  #buffer: Float64Array | undefined;
   constructor(
     readonly names: NamesDb,
     readonly stream: number,
@@ -145,13 +147,24 @@ export class StreamReader {
       for (let i = this.#at; i < block.length; i++) {
         const v = block[i]!;
         // The page's work spent: where the scan stopped is a lower bound, and a candidate the names will refuse.
-        if (signs[v % LOW_SIGNS] || ++spent.scanned > MAX_SCANNED) {
+        // The sign's low bits: `v % LOW_SIGNS` is a floating-point remainder, four times slower (docs/performance.md).
+        if (signs[v - Math.floor(v / LOW_SIGNS) * LOW_SIGNS]! || ++spent.scanned > MAX_SCANNED) {
           this.#at = i;
           return Math.floor(v / LOW_SIGNS);
         }
       }
       target = block[block.length - 1]! + 1;
     }
+  }
+
+  /** A block's entries, copied from LMDB's buffer (valid only until the next read) into this reader's own. */
+  #read(key: Buffer): Float64Array {
+    const bytes = this.names.getBinaryFast(key)!;
+    // LMDB's buffer is larger than the value: its `length` says the value's.
+    const size = bytes.length;
+    const buffer = (this.#buffer ??= new Float64Array(BLOCK));
+    new Uint8Array(buffer.buffer, 0, size).set(bytes.subarray(0, size));
+    return buffer.subarray(0, size / 8);
   }
 
   /** The block holding the first entry at or after `target`, `#at` on that entry; undefined past the stream's end. */
@@ -171,7 +184,7 @@ export class StreamReader {
       }
       if (k >= lasts.length) return undefined;
       this.spent.scanned += 256;
-      block = this.#block = blockOf(this.names.getBinary(blockKey(this.stream, lasts[k]!))!);
+      block = this.#block = this.#read(blockKey(this.stream, lasts[k]!));
       this.#number = k;
       this.#at = 0;
     }
@@ -187,12 +200,6 @@ export class StreamReader {
     return block;
   }
 }
-
-/** A block's entries: in place when the buffer is aligned for doubles, else copied. */
-const blockOf = (value: Buffer) =>
-  value.byteOffset % 8 === 0
-    ? new Float64Array(value.buffer, value.byteOffset, value.length / 8)
-    : new Float64Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.length));
 
 /** Several streams read as one: the first rank at or after `t` in any. A seek moves only the streams behind `t`. */
 export class UnionReader {

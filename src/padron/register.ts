@@ -5,7 +5,8 @@ import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
 import { padronRecord, type PadronRecord } from './record.js';
-import { RegisterUnavailableError, search, type SearchFilter } from './search.js';
+import { RegisterUnavailableError, search, SearchRefused, type SearchAnswer, type SearchFilter, type SearchPage } from './search.js';
+import { SearchThreads, type SearchAsked } from './search-threads.js';
 import { sourceUrls } from './sources.js';
 import { DOWNLOADS, Versions, type Version } from './versions.js';
 
@@ -20,6 +21,8 @@ export interface RegisterOptions {
   progressEveryMs?: number;
   /** How often a gateway finding PADRON_DIR held by another tries again. @default LOCK_RETRY_MS */
   lockRetryMs?: number;
+  /** Threads that run searches (./search-threads.ts); 0 or absent: on the event loop. */
+  searchThreads?: number;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -64,10 +67,12 @@ export class Register {
   readonly #stop = new AbortController();
   /** Set when a read of the index in use failed (a disk gone bad, say): it answers nothing until an import replaces it. */
   #failing = false;
+  readonly #threads: SearchThreads | undefined;
 
   constructor(options: RegisterOptions) {
     this.#options = options;
     this.#versions = new Versions(options.dir);
+    this.#threads = options.searchThreads ? new SearchThreads(options.searchThreads) : undefined;
   }
 
   /** Opens the index on disk, if any, and schedules imports; resolves at once, without waiting for any import. */
@@ -81,6 +86,7 @@ export class Register {
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
       this.#current = current;
+      if (current?.names) this.#threads?.warm();
       if (current) this.#options.logger.info({ padron: this.state() }, 'padron: index on disk reused');
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'padron: the index on disk could not be opened');
@@ -128,21 +134,35 @@ export class Register {
   }
 
   /** A page of `buscarContribuyentes`, from the register in use; refused when there is none that answers, or it has no name index yet. */
-  search(texto: string, filter: SearchFilter, first: number, after: string | undefined): { records: PadronRecord[]; cursors: string[]; hasNextPage: boolean; endCursor: string | null } {
-    const version = this.#usable();
+  async search(texto: string, filter: SearchFilter, first: number, after: string | undefined): Promise<SearchAnswer> {
+    let version = this.#usable();
     if (!version?.names) {
       const why = !version ? this.state().state : 'importing its name index';
       throw new RegisterUnavailableError(true, `El padrón del gateway no está disponible (${why}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`);
     }
-    const { db: names, counts, directory } = version.names;
-    const index = { version: version.name, db: version.db, names, counts, directory };
-    const page = search(index, texto, filter, first, after);
+    const asked = { texto, filter, first, after };
+    let page: SearchPage;
+    try {
+      page = await this.#page(version, asked);
+    } catch (error) {
+      // The index was replaced, and removed, while the search went to its thread: once more on the one in use.
+      const now = this.#usable();
+      if (error instanceof SearchRefused || !now?.names || now === version) throw error;
+      page = await this.#page((version = now), asked);
+    }
     return {
       records: page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed)),
       cursors: page.found.map((f) => f.cursor),
       hasNextPage: page.hasNextPage,
       endCursor: page.endCursor,
     };
+  }
+
+  /** A page of `version`'s search, on a thread when there are threads. */
+  #page(version: Version, asked: Pick<SearchAsked, 'texto' | 'filter' | 'first' | 'after'>): Promise<SearchPage> | SearchPage {
+    if (this.#threads) return this.#threads.run({ dir: this.#options.dir, name: version.name, ...asked });
+    const { db: names, counts, directory } = version.names!;
+    return search({ version: version.name, db: version.db, names, counts, directory }, asked.texto, asked.filter, asked.first, asked.after);
   }
 
   /** Whether the register in use answers `ruc` (for pricing: a RUC it holds costs nothing). */
@@ -210,6 +230,8 @@ export class Register {
       await this.#versions.removeAllBut(version.name);
       ended();
       logger.info({ padron: this.state() }, 'padron: imported');
+      this.#threads?.release();
+      this.#threads?.warm();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: message };
@@ -255,6 +277,7 @@ export class Register {
     await this.#importing?.catch(() => undefined);
     const current = this.#current;
     this.#current = undefined;
+    await this.#threads?.close();
     await current?.db.close().catch(() => undefined);
     this.#lock?.release();
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import { type BlockDirectory, MAX_SCANNED, type NamesDb, StreamReader, UnionReader, type Spent } from './name-index.js';
+import type { PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
 import { bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
@@ -42,6 +43,14 @@ export interface Found {
   /** What the index keeps of the RUC's row. */
   kept: string;
   cursor: string;
+}
+
+/** A page of a search as the schema reads it: the records, each one's cursor, and where to go on. */
+export interface SearchAnswer {
+  records: PadronRecord[];
+  cursors: string[];
+  hasNextPage: boolean;
+  endCursor: string | null;
 }
 
 export interface SearchPage {

@@ -28,7 +28,7 @@ export interface Version {
   names: { db: NamesDb; counts: Uint32Array; directory: BlockDirectory } | undefined;
 }
 
-function namesOf(db: RootDatabase<string, string>): Version['names'] {
+export function namesOf(db: RootDatabase<string, string>): Version['names'] {
   try {
     const names = openNames(db);
     const counts = readCounts(names);
@@ -47,7 +47,7 @@ const VERSION = /^v-[\w-]+$/;
 export const DOWNLOADS = 'downloads';
 
 /** LMDB is loaded only when an index is opened: with PADRON off, no start pays for its native code (33 ms, 13 MB here). */
-async function openIndex(path: string, readOnly = false): Promise<RootDatabase<string, string>> {
+export async function openIndex(path: string, readOnly = false): Promise<RootDatabase<string, string>> {
   const { open } = await import('lmdb');
   // Read-only, LMDB takes no lock on a read-only file system: an index on one is read as it is.
   return open<string, string>({ path, encoding: 'string', compression: false, noSync: true, readOnly });

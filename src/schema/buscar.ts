@@ -83,13 +83,13 @@ builder.queryFields((t) => ({
       first: t.arg.int({ required: false, defaultValue: 10, description: `Cuántos por página: 1 a ${MAX_PAGE}.` }),
       after: t.arg.string({ required: false, description: 'El endCursor de la página anterior.' }),
     },
-    resolve: (_root, { texto, filtro, first, after }, ctx) => {
+    resolve: async (_root, { texto, filtro, first, after }, ctx) => {
       const size = first ?? 10;
       if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
       const filter = checkedFilter(filtro);
       if (!ctx.padron)
         throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.', { retryable: false });
-      const page = ctx.padron.search(texto, filter, size, after ?? undefined);
+      const page = await ctx.padron.search(texto, filter, size, after ?? undefined);
       return {
         edges: page.records.map((node, i) => ({ cursor: page.cursors[i]!, node })),
         pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.cursors[0] ?? null, endCursor: page.endCursor },

@@ -15,85 +15,113 @@ import { expected, fold, lineOf, mirrorOf, register } from '../fixtures/register
  */
 
 const ROWS = register(3_000);
-let dir: string;
-let server: Server;
-let padron: Register;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'search-'));
-  // Lines in no order (the generator's, not RUC order), and a second line for a RUC, later: an impostor's name, which neither the record nor the name index may take.
-  const lines = [...ROWS.map(lineOf), `${ROWS[0]!.ruc}|IMPOSTOR UNICO S.A.C.|ACTIVO|HABIDO|150131|-|-|-|-|-|-|-|-|-|-|`];
-  const mirror = await mirrorOf(lines);
-  server = mirror.server;
-  const url = new URL(mirror.url);
-  padron = new Register({ source: url, dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }) });
-  await padron.refresh();
-  expect(padron.state()).toMatchObject({ state: 'ready', rows: ROWS.length });
-});
-afterAll(async () => {
-  await padron?.close();
-  server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+// The same searches on the event loop (PADRON_SEARCH_THREADS=0) and on two threads of their own.
+describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
+  let dir: string;
+  let server: Server;
+  let padron: Register;
 
-/** Every page of a search, `first` at a time, following endCursor. */
-function walk(texto: string, filter: SearchFilter = {}, first = 7): string[] {
-  const rucs: string[] = [];
-  let after: string | undefined;
-  for (let pages = 0; pages < 10_000; pages++) {
-    const page = padron.search(texto, filter, first, after);
-    expect(page.records.length).toBeLessThanOrEqual(first);
-    rucs.push(...page.records.map((r) => r.ruc));
-    if (!page.hasNextPage) return rucs;
-    after = page.endCursor!;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'search-'));
+    // Lines in no order (the generator's, not RUC order), and a second line for a RUC, later: an impostor's name, which neither the record nor the name index may take.
+    const lines = [...ROWS.map(lineOf), `${ROWS[0]!.ruc}|IMPOSTOR UNICO S.A.C.|ACTIVO|HABIDO|150131|-|-|-|-|-|-|-|-|-|-|`];
+    const mirror = await mirrorOf(lines);
+    server = mirror.server;
+    const url = new URL(mirror.url);
+    padron = new Register({
+      source: url,
+      dir,
+      maxAgeMs: 86_400_000,
+      refreshMs: 3_600_000,
+      logger: pino({ level: 'silent' }),
+      searchThreads,
+    });
+    await padron.refresh();
+    expect(padron.state()).toMatchObject({ state: 'ready', rows: ROWS.length });
+  });
+  afterAll(async () => {
+    await padron?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Every page of a search, `first` at a time, following endCursor. */
+  async function walk(texto: string, filter: SearchFilter = {}, first = 7): Promise<string[]> {
+    const rucs: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10_000; pages++) {
+      const page = await padron.search(texto, filter, first, after);
+      expect(page.records.length).toBeLessThanOrEqual(first);
+      rucs.push(...page.records.map((r) => r.ruc));
+      if (!page.hasNextPage) return rucs;
+      after = page.endCursor!;
+    }
+    throw new Error('never ended');
   }
-  throw new Error('never ended');
-}
 
-describe('buscarContribuyentes over the register', () => {
-  const texts = ['com andi', 'sac', 'qui ma', 'peña', "o'higgins", 'ohiggins', 'a b c', 'com comercial', 'Compañía S.A.C.', 'ma mar maria', 'san', 'jr & de', 'los andes', 'ZZZ'];
-  it.each(texts)('finds %j: every match once, in the contract’s order', (texto) => {
-    const want = expected(ROWS, texto);
-    expect(walk(texto)).toEqual(want);
-  });
+  describe('buscarContribuyentes over the register', async () => {
+    const texts = [
+      'com andi',
+      'sac',
+      'qui ma',
+      'peña',
+      "o'higgins",
+      'ohiggins',
+      'a b c',
+      'com comercial',
+      'Compañía S.A.C.',
+      'ma mar maria',
+      'san',
+      'jr & de',
+      'los andes',
+      'ZZZ',
+    ];
+    it.each(texts)('finds %j: every match once, in the contract’s order', async (texto) => {
+      const want = expected(ROWS, texto);
+      expect(await walk(texto)).toEqual(want);
+    });
 
-  it('matches `com andi` to COMERCIAL ANDINA S.A.C. (words in any order, each the start of a different word)', () => {
-    const found = padron.search('andi com', {}, 50, undefined).records.map((r) => r.nombre_o_razon_social);
-    expect(found.length).toBeGreaterThan(0);
-    for (const name of found) expect(fold(name).some((w) => w.startsWith('COM')) && fold(name).some((w) => w.startsWith('ANDI'))).toBe(true);
-  });
+    it('matches `com andi` to COMERCIAL ANDINA S.A.C. (words in any order, each the start of a different word)', async () => {
+      const found = (await padron.search('andi com', {}, 50, undefined)).records.map((r) => r.nombre_o_razon_social);
+      expect(found.length).toBeGreaterThan(0);
+      for (const name of found)
+        expect(fold(name).some((w) => w.startsWith('COM')) && fold(name).some((w) => w.startsWith('ANDI'))).toBe(true);
+    });
 
-  it.each<[string, SearchFilter]>([
-    ['com', { estados: ['activo'] }],
-    ['com', { estados: ['Baja de Oficio', 'SUSPENSION TEMPORAL'] }],
-    ['san', { condiciones: ['HABIDO'] }],
-    ['mar', { ubigeo: '15' }],
-    ['mar', { ubigeo: '150131', tipo: 'EMPRESA' }],
-    ['quispe', { tipo: 'PERSONA_NATURAL', estados: ['ACTIVO'], condiciones: ['NO HABIDO'] }],
-  ])('filters %j by %j', (texto, filter) => {
-    expect(walk(texto, filter, 5)).toEqual(expected(ROWS, texto, filter));
-  });
+    it.each<[string, SearchFilter]>([
+      ['com', { estados: ['activo'] }],
+      ['com', { estados: ['Baja de Oficio', 'SUSPENSION TEMPORAL'] }],
+      ['san', { condiciones: ['HABIDO'] }],
+      ['mar', { ubigeo: '15' }],
+      ['mar', { ubigeo: '150131', tipo: 'EMPRESA' }],
+      ['quispe', { tipo: 'PERSONA_NATURAL', estados: ['ACTIVO'], condiciones: ['NO HABIDO'] }],
+    ])('filters %j by %j', async (texto, filter) => {
+      expect(await walk(texto, filter, 5)).toEqual(expected(ROWS, texto, filter));
+    });
 
-  it('never files a later line of a RUC (an impostor) under its name', () => {
-    expect(padron.search('impostor', {}, 10, undefined).records).toEqual([]);
-    expect(padron.search(ROWS[0]!.ruc, {}, 10, undefined).records[0]?.nombre_o_razon_social).toBe(ROWS[0]!.name);
-  });
+    it('never files a later line of a RUC (an impostor) under its name', async () => {
+      expect((await padron.search('impostor', {}, 10, undefined)).records).toEqual([]);
+      expect((await padron.search(ROWS[0]!.ruc, {}, 10, undefined)).records[0]?.nombre_o_razon_social).toBe(ROWS[0]!.name);
+    });
 
-  it('finds a RUC by its 11 digits, and the RUC 10 of a DNI by its 8', () => {
-    const company = ROWS.find((r) => r.ruc.startsWith('20'))!;
-    expect(padron.search(company.ruc, {}, 10, undefined).records.map((r) => r.ruc)).toEqual([company.ruc]);
-    const person = ROWS.find((r) => r.ruc.startsWith('10'))!;
-    expect(padron.search(person.ruc.slice(2, 10), {}, 10, undefined).records.map((r) => r.ruc)).toEqual([person.ruc]);
-  });
+    it('finds a RUC by its 11 digits, and the RUC 10 of a DNI by its 8', async () => {
+      const company = ROWS.find((r) => r.ruc.startsWith('20'))!;
+      expect((await padron.search(company.ruc, {}, 10, undefined)).records.map((r) => r.ruc)).toEqual([company.ruc]);
+      const person = ROWS.find((r) => r.ruc.startsWith('10'))!;
+      expect((await padron.search(person.ruc.slice(2, 10), {}, 10, undefined)).records.map((r) => r.ruc)).toEqual([person.ruc]);
+    });
 
-  it('refuses a text too short or too long, a RUC with a wrong check digit, and a cursor it did not give', () => {
-    const company = ROWS.find((r) => r.ruc.startsWith('20'))!;
-    const wrong = company.ruc.slice(0, 10) + ((Number(company.ruc[10]) + 1) % 10);
-    for (const texto of ['ab', 'a.b', ' - ', 'x'.repeat(101), wrong]) expect(() => padron.search(texto, {}, 10, undefined)).toThrow();
-    const page = padron.search('com', {}, 2, undefined);
-    expect(() => padron.search('com', {}, 2, 'AAAA')).toThrow(/cursor/);
-    // Another search's cursor: another text, or another filter.
-    expect(() => padron.search('san', {}, 2, page.endCursor!)).toThrow(/otra búsqueda/);
-    expect(() => padron.search('com', { tipo: 'EMPRESA' }, 2, page.endCursor!)).toThrow(/otra búsqueda/);
+    it('refuses a text too short or too long, a RUC with a wrong check digit, and a cursor it did not give', async () => {
+      const company = ROWS.find((r) => r.ruc.startsWith('20'))!;
+      const wrong = company.ruc.slice(0, 10) + ((Number(company.ruc[10]) + 1) % 10);
+      for (const texto of ['ab', 'a.b', ' - ', 'x'.repeat(101), wrong])
+        await expect(padron.search(texto, {}, 10, undefined)).rejects.toThrow();
+      const page = await padron.search('com', {}, 2, undefined);
+      await expect(padron.search('com', {}, 2, 'AAAA')).rejects.toThrow(/cursor/);
+      // Another search's cursor: another text, or another filter.
+      await expect(padron.search('san', {}, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
+      await expect(padron.search('com', { tipo: 'EMPRESA' }, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
+    });
   });
 });
