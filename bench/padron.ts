@@ -12,6 +12,7 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSy
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'undici';
 import { load, type Sample } from './load.js';
 import { peakRssMb, start, stopAll } from './procs.js';
 import { FULL_SIZE, nameAt, rucAt, writeRegister } from './padron-register.js';
@@ -107,7 +108,11 @@ const SEARCH = 'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) 
 /** The commonest words alone and together: the searches with the most matches to order. */
 const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', 'INVERSIONES SAC', 'QUISPE MAMANI', 'qui', 'ser gen'];
 
-/** 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words: 20 at a time. */
+/**
+ * 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words: 20 at a
+ * time over 20 connections of an undici pool, as the other loads here (fetch cost this 2-core machine 1.6 ms of CPU a request,
+ * taken from the gateway: docs/performance.md). Also counted: the pages that came back short of `first` with a next page.
+ */
 async function searches(url: string) {
   const texts: string[] = [];
   for (let k = 0; texts.length < 1000; k++) {
@@ -117,27 +122,33 @@ async function searches(url: string) {
     if (text.replace(/[^A-Z0-9]/g, '').length >= 3) texts.push(text);
   }
   for (let r = 0; r < 10; r++) texts.push(...COMMON);
+  const pool = new Pool(new URL(url).origin, { connections: 20 });
+  type Page = { errors?: unknown; data?: { buscarContribuyentes: { edges: unknown[]; pageInfo: { hasNextPage: boolean } } } };
   const run = async () => {
     const queue = [...texts];
     const times: number[] = [];
     let failed = 0;
+    let short = 0;
     await Promise.all(
       Array.from({ length: 20 }, async () => {
         for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
           const started = performance.now();
-          const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' }, body: JSON.stringify({ query: SEARCH, variables: { t } }) });
-          const body = (await res.json()) as { errors?: unknown };
+          const res = await pool.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' }, body: JSON.stringify({ query: SEARCH, variables: { t } }) });
+          const body = (await res.body.json()) as Page;
           times.push(performance.now() - started);
-          if (body.errors) failed++;
+          const page = body.data?.buscarContribuyentes;
+          if (body.errors || !page) failed++;
+          else if (page.pageInfo.hasNextPage && page.edges.length < 10) short++;
         }
       }),
     );
     times.sort((a, b) => a - b);
     const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))]! * 10) / 10;
-    return { searches: times.length, p50: at(0.5), p99: at(0.99), max: at(1), failed };
+    return { searches: times.length, p50: at(0.5), p99: at(0.99), max: at(1), failed, shortPages: short };
   };
   await run();
   const measured = await run();
+  await pool.close();
   console.log(`search, 20 at a time: ${JSON.stringify(measured)}`);
   return measured;
 }

@@ -216,6 +216,8 @@ export class UnionReader {
   }
 
   seek(t: number): number {
+    // Most words read one stream, or two: no heap to keep.
+    if (this.parts.length === 1) return this.parts[0]!.seek(t);
     const heads = this.#heads;
     const heap = this.#heap;
     // A stream that stands at or past `t` answers where it stands: only those behind are moved.

@@ -131,12 +131,12 @@ export function search(
     const streams = streamsOf(index, words, phase, work);
     const walked = walk(streams, start, high, work, (rank) => {
       const ruc = rucOfRank(rank);
-      const kept = index.db.get(ruc);
-      if (kept === undefined) return false;
-      const c = kept.split('|');
-      const name = foldWords(c[0]!);
-      if ((phase === 'A') !== (name[0]?.startsWith(words[0]!) ?? false)) return false;
-      if (!accepts(ruc, c) || !matchesWords(words, name)) return false;
+      // Most candidates fail on their name: the row is read whole only for those that match.
+      const name = nameOf(index.db, ruc);
+      if (name === undefined) return false;
+      if ((phase === 'A') !== (name[0]?.startsWith(words[0]!) ?? false) || !matchesWords(words, name)) return false;
+      const kept = index.db.get(ruc)!;
+      if (!accepts(ruc, kept.split('|'))) return false;
       found.push({ ruc, kept, cursor: cursorOf(binding, { phase, rank: rank + 1 }) });
       return found.length > first;
     });
@@ -151,6 +151,17 @@ export function search(
   }
   return { found, hasNextPage: false, endCursor: found.at(-1)?.cursor ?? null };
 }
+
+/** The folded words of a row's name (its first column), decoded from the row's bytes alone. */
+function nameOf(db: RootDatabase<string, string>, ruc: string): string[] | undefined {
+  const bytes = db.getBinaryFast(ruc);
+  if (bytes === undefined) return undefined;
+  // LMDB's buffer is larger than the value: its `length` says the value's.
+  const bar = bytes.indexOf(BAR);
+  return foldWords(bytes.toString('utf8', 0, bar < 0 || bar > bytes.length ? bytes.length : bar));
+}
+
+const BAR = '|'.charCodeAt(0);
 
 const rucOfRank = (rank: number) => {
   const first10 = String(codeOf(rank)).padStart(10, '0');
