@@ -147,11 +147,14 @@ describe('buscarContribuyentes through the gateway', () => {
   it('refuses a cursor taken before the register switched: a new version is a new order', async () => {
     const switching = await withRegister(mirror.url, 400);
     try {
-      const first = await ready(switching);
+      await ready(switching);
       const page = (await search(switching, { texto: 'com', first: 2 })).data!.buscarContribuyentes;
+      // Read after the page: a switch may come between, so the page is of this version or an older one.
+      const first = await ready(switching);
       // The mirror dates each answer now: the next refresh imports a new version.
       const deadline = Date.now() + 15_000;
       while ((await ready(switching)).date === first.date && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect((await ready(switching)).date, 'the register switched').not.toBe(first.date);
       const body = await search(switching, { texto: 'com', first: 2, after: page.pageInfo.endCursor });
       expect(body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/otra versión del padrón/), extensions: { code: 'INVALID_INPUT' } });
     } finally {
