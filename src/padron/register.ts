@@ -43,6 +43,8 @@ const PROGRESS_EVERY_MS = 5_000;
 const IMPORT_DEADLINE_MS = 30 * 60_000;
 /** A gateway finding PADRON_DIR held by another tries again this often: it takes the directory over once the other stops. */
 const LOCK_RETRY_MS = 60_000;
+/** Searches sent again at most this often to a newer index when the one they went to was replaced meanwhile. */
+const MAX_TRIES = 5;
 
 /**
  * SUNAT's register kept by the gateway (PADRON): the index in use, answering lookups by RUC
@@ -141,14 +143,16 @@ export class Register {
       throw new RegisterUnavailableError(true, `El padrón del gateway no está disponible (${why}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`);
     }
     const asked = { texto, filter, first, after };
-    let page: SearchPage;
-    try {
-      page = await this.#page(version, asked);
-    } catch (error) {
-      // The index was replaced, and removed, while the search went to its thread: once more on the one in use.
-      const now = this.#usable();
-      if (error instanceof SearchRefused || !now?.names || now === version) throw error;
-      page = await this.#page((version = now), asked);
+    let page: SearchPage | undefined;
+    // The index was replaced, and removed, while the search went to its thread: again on the one in use, until it holds.
+    for (let tries = 1; !page; tries++) {
+      try {
+        page = await this.#page(version, asked);
+      } catch (error) {
+        const now = this.#usable();
+        if (error instanceof SearchRefused || !now?.names || now === version || tries === MAX_TRIES) throw error;
+        version = now;
+      }
     }
     return {
       records: page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed)),
