@@ -75,6 +75,14 @@ export const streamId = (bucket: number, group: number, notFirst: number) => (bu
 export const valueOf = (hi: number, lo: number) => (hi & 0xfff) * 0x1_0000_0000 + lo;
 /** The first rank of a taxpayer that is not ACTIVO. */
 export const NOT_ACTIVE_RANK = 2 ** 39;
+/** A rank's unit of name length (its bits 31 to 38). */
+const LENGTH_UNIT = 2 ** 31;
+/** The first rank at or after `rank` of a name at least `length` characters long: within ACTIVO, and within the rest, the shorter come first. */
+export function atLeastLength(rank: number, length: number): number {
+  const half = rank - (rank % NOT_ACTIVE_RANK);
+  const wanted = Math.min(length, MAX_LENGTH);
+  return Math.floor((rank - half) / LENGTH_UNIT) >= wanted ? rank : half + wanted * LENGTH_UNIT;
+}
 /** The RUC's first ten digits in a rank. */
 export const codeOf = (rank: number) => rank % 2 ** 31;
 

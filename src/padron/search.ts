@@ -3,7 +3,7 @@ import type { RootDatabase } from 'lmdb';
 import { type BlockDirectory, MAX_SCANNED, type NamesDb, StreamReader, UnionReader, type Spent } from './name-index.js';
 import type { PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
-import { bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
+import { atLeastLength, bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
 /**
  * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
@@ -125,11 +125,12 @@ export function search(
   }
   const work = { candidates: 0, seeks: 0, scanned: 0 };
   const [low, high] = rankBounds(filter);
+  const shortest = words.reduce((n, w) => n + w.length, words.length - 1);
   for (const phase of ['A', 'B'] as const) {
     if (phase === 'A' && at.phase === 'B') continue;
     const start = Math.max(low, at.phase === phase ? at.rank : 0);
     const streams = streamsOf(index, words, phase, work);
-    const walked = walk(streams, start, high, work, (rank) => {
+    const walked = walk(streams, start, high, shortest, work, (rank) => {
       const ruc = rucOfRank(rank);
       // Most candidates fail on their name: the row is read whole only for those that match.
       const name = nameOf(index.db, ruc);
@@ -189,7 +190,7 @@ function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => bo
     (!tipo || (tipo === 'EMPRESA') === ruc.startsWith('20'));
 }
 
-/** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters. */
+/** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters among later words. */
 function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: BlockDirectory }, words: readonly string[], phase: 'A' | 'B', spent: Spent): UnionReader[] {
   /** A word's streams: of first words only, of the other words only, or of any. */
   const union = (word: string, which: 'first' | 'rest' | 'any') => {
@@ -213,9 +214,19 @@ function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: Bloc
     }
     return new UnionReader(parts, Math.ceil(size));
   };
+  /**
+   * Another word in A begins a word after the name's first: the first word, which the first query word begins, is its own
+   * only when one of the two words begins the other, and then the first query word goes to a later word. So: the later
+   * words of the shorter of the two, or of this word alone, not the first words, which would only be passed over.
+   */
+  const otherInA = (word: string) => {
+    const first = words[0]!;
+    const shorter = first.startsWith(word) ? word : word.startsWith(first) ? first : word;
+    return shorter.length < 3 ? union(word, 'any') : union(shorter, 'rest');
+  };
   // In A the first word begins the name's first word; in B, whose first word it does not begin, it begins another.
   // Words of one or two characters are matched on the name alone (their streams are hundreds), unless there is no other word.
-  const streams = words.flatMap((w, i) => (w.length < 3 ? [] : [union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
+  const streams = words.flatMap((w, i) => (w.length < 3 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
   if (streams.length === 0) streams.push(union(words[0]!, phase === 'A' ? 'first' : 'rest'));
   return streams.sort((a, b) => a.size - b.size);
 }
@@ -225,6 +236,7 @@ function walk(
   streams: UnionReader[],
   start: number,
   end: number,
+  shortest: number,
   work: { candidates: number; seeks: number; scanned: number },
   take: (rank: number) => boolean,
 ): { stoppedAt?: number } {
@@ -235,6 +247,12 @@ function walk(
     t = streams[0]!.seek(t);
     work.seeks++;
     if (t >= end) return {};
+    // A name shorter than the words and the blanks between them cannot hold them: its ranks are passed over.
+    const long = atLeastLength(t, shortest);
+    if (long > t) {
+      t = long;
+      continue;
+    }
     let agreed = true;
     for (let i = 1; i < streams.length; i++) {
       const r = streams[i]!.seek(t);

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Register } from '../../src/padron/register.js';
 import type { SearchFilter } from '../../src/padron/search.js';
-import { expected, fold, lineOf, mirrorOf, register } from '../fixtures/register.js';
+import { expected, fold, lineOf, mirrorOf, register, rucOf } from '../fixtures/register.js';
 
 /**
  * buscarContribuyentes over a register the test writes itself (test/fixtures/register.ts: lines in
@@ -76,6 +76,13 @@ describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
       'jr & de',
       'los andes',
       'ZZZ',
+      // Words of which one begins the other: the name's first word holds only one of them.
+      'quispe quispe',
+      'qui quispe',
+      'quispe qui',
+      'san santa',
+      'santa san sant',
+      'mamani quispe peña',
     ];
     it.each(texts)('finds %j: every match once, in the contract’s order', async (texto) => {
       const want = expected(ROWS, texto);
@@ -123,5 +130,48 @@ describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
       await expect(padron.search('san', {}, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
       await expect(padron.search('com', { tipo: 'EMPRESA' }, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
     });
+  });
+});
+
+describe('a page’s bounded work', () => {
+  let dir: string;
+  let server: Server;
+  let padron: Register;
+  // 6,000 names that hold two of the three words and are too short to hold all three (16 characters; "CASTRO LOPEZ
+  // MARIA" takes 18), ranked before the 10 that match: a join through them spends the page's work.
+  const SHORT = 6_000;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'search-work-'));
+    // And 6,000 whose first word is QUISPE and no other, ranked before the 10 that hold it twice.
+    const names = (i: number) =>
+      i < SHORT ? `CASTRO ${i % 2 ? 'LOPEZ' : 'MARIA'} ANA` : i < SHORT + 10 ? `CASTRO LOPEZ MARIA ${i}` : i < 2 * SHORT + 10 ? 'QUISPE MAMANI ANA' : `QUISPE QUISPE MARIA ${i}`;
+    const rows = Array.from({ length: 2 * SHORT + 20 }, (_, i) => ({
+      ruc: rucOf('10', 10_000_000 + i),
+      name: names(i),
+      estado: 'ACTIVO',
+      condicion: 'HABIDO',
+      ubigeo: '150131',
+    }));
+    const mirror = await mirrorOf(rows.map(lineOf));
+    server = mirror.server;
+    padron = new Register({ source: new URL(mirror.url), dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }), searchThreads: 0 });
+    await padron.refresh();
+  });
+  afterAll(async () => {
+    await padron?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('passes over the names too short to hold every word, and answers a full first page', async () => {
+    const page = await padron.search('castro lopez maria', {}, 10, undefined);
+    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(Array.from({ length: 10 }, (_, k) => `CASTRO LOPEZ MARIA ${SHORT + k}`));
+    expect(page.hasNextPage).toBe(false);
+  });
+
+  it('reads a word that begins the first word again among the later words only, and answers a full first page', async () => {
+    const page = await padron.search('quispe quispe', {}, 10, undefined);
+    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(Array.from({ length: 10 }, (_, k) => `QUISPE QUISPE MARIA ${2 * SHORT + 10 + k}`));
+    expect(page.hasNextPage).toBe(false);
   });
 });
