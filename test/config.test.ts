@@ -95,8 +95,11 @@ describe('PADRON', () => {
       maxAgeMs: 172_800_000,
       refreshMs: 86_400_000,
       searchThreads: availableParallelism(),
+      changesDays: 90,
     });
     expect(loadConfig({ PADRON: 'sunat', PADRON_SEARCH_THREADS: '0' }).padron?.searchThreads).toBe(0);
+    expect(loadConfig({ PADRON: 'sunat', PADRON_CHANGES_DAYS: '7' }).padron?.changesDays).toBe(7);
+    expect(() => loadConfig({ PADRON: 'sunat', PADRON_CHANGES_DAYS: '0' })).toThrow(/PADRON_CHANGES_DAYS/);
     expect(loadConfig({ PADRON: 'https://espejo.example.pe/sunat/' }).padron?.source).toBe('https://espejo.example.pe/sunat/');
     expect(() => loadConfig({ PADRON: 'ftp://espejo.example.pe/' })).toThrow(/PADRON: PADRON debe ser off, sunat, sandbox o una URL/);
     expect(() => loadConfig({ PADRON: 'sandbox', UPSTREAM_URL: 'https://api.apiperu.dev' })).toThrow(

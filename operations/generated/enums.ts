@@ -86,6 +86,20 @@ export type Fuente =
   /** El servicio REST (o la caché del gateway de sus respuestas). */
   | 'SERVICIO';
 
+/** Qué cambió de un RUC entre dos padrones: alta, salida, un dato o una marca (SI/NO) ganada o perdida. */
+export type TipoCambio =
+  | 'AGENTE_DE_PERCEPCION'
+  | 'AGENTE_DE_PERCEPCION_COMBUSTIBLE'
+  | 'AGENTE_DE_RETENCION'
+  | 'ALTA'
+  | 'BUEN_CONTRIBUYENTE'
+  | 'CONDICION'
+  | 'DIRECCION'
+  | 'ESTADO'
+  | 'NOMBRE'
+  | 'SALIDA'
+  | 'UBIGEO';
+
 /** PERSONA_NATURAL: RUC 10, 15, 16 y 17. EMPRESA: RUC 20. */
 export type TipoContribuyente =
   | 'EMPRESA'

@@ -6,6 +6,9 @@ export const SANDBOX_PADRON = 'sandbox';
 /** Where the sandbox publishes its registers, under SUNAT's file names. */
 export const SANDBOX_PADRON_PATH = '/__sandbox/padron/';
 
+/** Days of the register's changes kept when PADRON_CHANGES_DAYS does not say. */
+export const CHANGES_DAYS = 90;
+
 const millis = z.coerce.number().int().min(1).max(30 * 24 * 3600_000);
 
 /** SUNAT's public registers kept by the gateway (docs/padron.md). */
@@ -22,6 +25,8 @@ export const PadronEnv = z.object({
   PADRON_REFRESH_MS: millis.default(24 * 3600_000),
   /** Threads that run `buscarContribuyentes`, each reading the index on its own; 0: on the event loop. Unset: the machine's cores. */
   PADRON_SEARCH_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+  /** Days of the register's changes kept (`cambiosPadron`, `Contribuyente.cambios`). @default 90 */
+  PADRON_CHANGES_DAYS: z.coerce.number().int().min(1).max(3650).default(CHANGES_DAYS),
 });
 
 type Env = z.output<typeof PadronEnv> & { UPSTREAM_URL?: string | undefined };
@@ -36,5 +41,5 @@ export function checkPadron(env: Env, ctx: z.RefinementCtx): void {
 export function padronOf(e: Env) {
   if (e.PADRON === 'off') return undefined;
   const searchThreads = e.PADRON_SEARCH_THREADS ?? availableParallelism();
-  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs: e.PADRON_REFRESH_MS, searchThreads };
+  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs: e.PADRON_REFRESH_MS, searchThreads, changesDays: e.PADRON_CHANGES_DAYS };
 }

@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
+import type { RootDatabase } from 'lmdb';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { ChangeStore, recordChanges } from './changes.js';
 import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
@@ -8,7 +10,7 @@ import { padronRecord, type PadronRecord } from './record.js';
 import { RegisterUnavailableError, search, SearchRefused, type SearchAnswer, type SearchFilter, type SearchPage } from './search.js';
 import { SearchThreads, type SearchAsked } from './search-threads.js';
 import { sourceUrls } from './sources.js';
-import { DOWNLOADS, Versions, type Version } from './versions.js';
+import { DOWNLOADS, Versions, type IndexMeta, type Version } from './versions.js';
 
 export interface RegisterOptions {
   /** SUNAT's addresses, or a mirror's base URL (the sandbox's included). */
@@ -23,6 +25,8 @@ export interface RegisterOptions {
   lockRetryMs?: number;
   /** Threads that run searches (./search-threads.ts); 0 or absent: on the event loop. */
   searchThreads?: number;
+  /** Days of changes kept (./changes.ts). @default 90 */
+  changesDays?: number;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -70,6 +74,8 @@ export class Register {
   /** Set when a read of the index in use failed (a disk gone bad, say): it answers nothing until an import replaces it. */
   #failing = false;
   readonly #threads: SearchThreads | undefined;
+  /** What changed between registers (./changes.ts); undefined until this gateway holds PADRON_DIR. */
+  changes: ChangeStore | undefined;
 
   constructor(options: RegisterOptions) {
     this.#options = options;
@@ -85,6 +91,7 @@ export class Register {
       return;
     }
     try {
+      this.changes ??= await ChangeStore.open(this.#options.dir).catch(() => undefined);
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
       this.#current = current;
@@ -222,7 +229,9 @@ export class Register {
       }
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
-      const version = await this.#versions.write((db, scratch) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress }), started, signal);
+      const before = this.#failing ? undefined : this.#current;
+      const compare = (db: RootDatabase<string, string>, meta: IndexMeta) => recordChanges(this.changes, before, { db, meta }, this.#options.changesDays, logger, signal);
+      const version = await this.#versions.write((db, scratch) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress }), started, signal, compare);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.
@@ -283,18 +292,7 @@ export class Register {
     this.#current = undefined;
     await this.#threads?.close();
     await current?.db.close().catch(() => undefined);
+    await this.changes?.close().catch(() => undefined);
     this.#lock?.release();
   }
-}
-
-/** SUNAT's register (PADRON) opened from disk and refreshed in the background, its state told to `observe`; the start does not wait for it. */
-export function startRegister(
-  padron: { source: string; dir: string; maxAgeMs: number; refreshMs: number },
-  logger: Logger,
-  observe: (state: () => ReturnType<Register['state']>) => void,
-): Register {
-  const register = new Register({ ...padron, source: padron.source === 'sunat' ? 'sunat' : new URL(padron.source), logger });
-  observe(() => register.state());
-  void register.start();
-  return register;
 }

@@ -80,8 +80,16 @@ export class Versions {
     return version;
   }
 
-  /** Writes a new index with `fill`, checks it, and makes it the one in use; a failure leaves the one in use as it was. */
-  async write(fill: (db: RootDatabase<string, string>, scratch: string) => Promise<Filled>, startedAt: number, signal?: AbortSignal): Promise<Version> {
+  /**
+   * Writes a new index with `fill`, checks it, runs `beforeSwitch` on it (the comparison with the one in use), and makes
+   * it the one in use; a failure leaves the one in use as it was.
+   */
+  async write(
+    fill: (db: RootDatabase<string, string>, scratch: string) => Promise<Filled>,
+    startedAt: number,
+    signal?: AbortSignal,
+    beforeSwitch?: (db: RootDatabase<string, string>, meta: IndexMeta) => Promise<unknown>,
+  ): Promise<Version> {
     const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const path = join(this.dir, name);
     await this.mayWrite();
@@ -98,6 +106,7 @@ export class Versions {
         throw new Error('the new index is incomplete');
       }
       await syncFiles(path);
+      await beforeSwitch?.(db, meta);
       // Stopped meanwhile (the gateway is stopping): nothing is switched.
       signal?.throwIfAborted();
       await writeFile(join(this.dir, `${CURRENT}.${name}`), name);

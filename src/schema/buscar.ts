@@ -31,7 +31,7 @@ interface Page {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 }
 
-const PageInfo = builder.objectRef<Page['pageInfo']>('PageInfo').implement({
+export const PageInfo = builder.objectRef<Page['pageInfo']>('PageInfo').implement({
   description: 'Dónde está la página: siga endCursor (como after) mientras hasNextPage sea true.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),

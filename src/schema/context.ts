@@ -52,7 +52,7 @@ export interface ContextOptions {
 }
 
 /** What the schema asks of SUNAT's register beyond lookups. */
-export type PadronSearch = Pick<Register, 'search' | 'holds'>;
+export type PadronSearch = Pick<Register, 'search' | 'holds' | 'changes'>;
 
 /** The token of an `Authorization: Bearer <token>` header; any other scheme or a blank token is no token. */
 export function bearerToken(header: string | null): string | undefined {

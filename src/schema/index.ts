@@ -11,6 +11,7 @@ import './persona.js';
 import './empresa.js';
 import './tipo-de-cambio.js';
 import './buscar.js';
+import './cambios.js';
 import './comprobantes.js';
 
 /**

@@ -1,0 +1,267 @@
+import { join } from 'node:path';
+import { setImmediate as yieldToLookups } from 'node:timers/promises';
+import type { RootDatabase } from 'lmdb';
+import type { Logger } from 'pino';
+import { CHANGES_DAYS } from '../config/padron.js';
+import { composeAddress } from './record.js';
+import { FLAG_REGISTERS } from './sources.js';
+import { openIndex } from './versions.js';
+
+/**
+ * What changed between two registers (contract, "What changed"): each import of a newer register
+ * is compared with the one in use, both read in RUC order (a merge), and the changes are kept in
+ * an LMDB environment of their own under PADRON_DIR (`changes`), which outlives the indexes.
+ */
+
+const FLAG_TIPOS = FLAG_REGISTERS.map(({ flag }) => flag.replace(/^es_/, '').toUpperCase());
+export const TIPOS_CAMBIO = ['ALTA', 'SALIDA', 'NOMBRE', 'ESTADO', 'CONDICION', 'DIRECCION', 'UBIGEO', ...FLAG_TIPOS] as const;
+export type TipoCambio = (typeof TIPOS_CAMBIO)[number];
+
+export interface Cambio {
+  ruc: string;
+  /** YYYY-MM-DD: the register's date in Lima. */
+  fecha: string;
+  tipo: TipoCambio;
+  antes: string | null;
+  despues: string | null;
+}
+
+/** A register's date as the changes name it: its day in Lima. */
+const LIMA_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Lima', year: 'numeric', month: '2-digit', day: '2-digit' });
+export const fechaOf = (dateMs: number) => LIMA_DAY.format(dateMs);
+
+const text = (v: string | undefined) => (v === undefined || v === '' || v === '-' ? null : v);
+const flagOf = (flags: string | undefined, i: number) => (flags?.[i] === 'S' ? 'SI' : 'NO');
+
+/** What changed for one RUC, from what each index keeps of it (undefined: not in that register). */
+export function changesOf(before: string | undefined, after: string | undefined): [TipoCambio, string | null, string | null][] {
+  if (before === after) return [];
+  if (before === undefined) return [['ALTA', null, after!.slice(0, after!.indexOf('|'))]];
+  if (after === undefined) return [['SALIDA', before.slice(0, before.indexOf('|')), null]];
+  const a = before.split('|');
+  const b = after.split('|');
+  const found: [TipoCambio, string | null, string | null][] = [];
+  const compare = (tipo: TipoCambio, x: string | null, y: string | null) => x !== y && found.push([tipo, x, y]);
+  compare('NOMBRE', a[0] ?? null, b[0] ?? null);
+  compare('ESTADO', text(a[1]), text(b[1]));
+  compare('CONDICION', text(a[2]), text(b[2]));
+  compare('DIRECCION', composeAddress(a), composeAddress(b));
+  compare('UBIGEO', text(a[3]), text(b[3]));
+  FLAG_TIPOS.forEach((tipo, i) => compare(tipo as TipoCambio, flagOf(a[14], i), flagOf(b[14], i)));
+  return found;
+}
+
+/** The RUCs of an index: its keys of digits (its meta and the name index sort after them). */
+const RUCS = { start: '0', end: ':' };
+/** The comparison yields to lookups this often. */
+const YIELD_EVERY = 50_000;
+
+/** Every change from the index `before` to `after`, in RUC order, to `each`. */
+export async function compareIndexes(
+  before: RootDatabase<string, string>,
+  after: RootDatabase<string, string>,
+  each: (ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const a = before.getRange(RUCS)[Symbol.iterator]();
+  const b = after.getRange(RUCS)[Symbol.iterator]();
+  let x = a.next();
+  let y = b.next();
+  for (let n = 1; !x.done || !y.done; n++) {
+    const kx = x.done ? undefined : x.value.key;
+    const ky = y.done ? undefined : y.value.key;
+    const ruc = ky === undefined || (kx !== undefined && kx < ky) ? kx! : ky;
+    const was = kx === ruc ? (x.value as { value: string }).value : undefined;
+    const is = ky === ruc ? (y.value as { value: string }).value : undefined;
+    for (const [tipo, antes, despues] of changesOf(was, is)) each(ruc, tipo, antes, despues);
+    if (kx === ruc) x = a.next();
+    if (ky === ruc) y = b.next();
+    if (n % YIELD_EVERY === 0) {
+      signal?.throwIfAborted();
+      await yieldToLookups();
+    }
+  }
+}
+
+/** Changes written per transaction. */
+const PER_TRANSACTION = 10_000;
+const tipoCode = (tipo: TipoCambio) => String(TIPOS_CAMBIO.indexOf(tipo)).padStart(2, '0');
+/** Keys: by date (`d`, date, RUC, type) for the feed, and by RUC (`r`, RUC, date, type) for a taxpayer's own. */
+const byDate = (fecha: string, ruc: string, tipo: string) => `d${fecha}${ruc}${tipo}`;
+const byRuc = (ruc: string, fecha: string, tipo: string) => `r${ruc}${fecha}${tipo}`;
+
+function cambioOf(key: string, value: string): Cambio {
+  const [fecha, ruc] = key[0] === 'd' ? [key.slice(1, 11), key.slice(11, 22)] : [key.slice(12, 22), key.slice(1, 12)];
+  const [antes, despues] = JSON.parse(value) as [string | null, string | null];
+  return { ruc, fecha, tipo: TIPOS_CAMBIO[Number(key.slice(22, 24))]!, antes, despues };
+}
+
+/** A page of the feed: the changes, each one's cursor, and where to go on. */
+export interface CambiosPage {
+  cambios: Cambio[];
+  cursors: string[];
+  hasNextPage: boolean;
+  endCursor: string | null;
+}
+
+export interface CambiosQuery {
+  desde: string;
+  hasta: string;
+  rucs?: readonly string[] | undefined;
+  tipos?: readonly TipoCambio[] | undefined;
+  first: number;
+  /** A cursor this store gave: the key of the last change seen. */
+  after?: string | undefined;
+}
+
+/** Entries a page of the feed passes over at most (a rare type over many days): beyond it, a short page and a cursor to go on. */
+const MAX_SCANNED = 200_000;
+
+export class ChangeStore {
+  private constructor(readonly db: RootDatabase<string, string>) {}
+
+  static async open(dir: string): Promise<ChangeStore> {
+    return new ChangeStore(await openIndex(join(dir, 'changes')));
+  }
+
+  /**
+   * A writer of one register's changes (`fecha`), in transactions of PER_TRANSACTION (held some
+   * milliseconds each, as the import's). A second register of the same day keeps each change's
+   * first `antes`, and a change undone that day is no change.
+   */
+  writer(fecha: string): { add(ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null): void; flush(): void; count: number } {
+    let pending: [string, string, string | null, string | null][] = [];
+    const db = this.db;
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      db.transactionSync(() => {
+        for (const [ruc, tipo, antes, despues] of batch) {
+          const d = byDate(fecha, ruc, tipo);
+          const earlier = db.get(d);
+          const first = earlier === undefined ? antes : (JSON.parse(earlier) as [string | null])[0];
+          if (earlier !== undefined && first === despues) {
+            db.removeSync(d);
+            db.removeSync(byRuc(ruc, fecha, tipo));
+            continue;
+          }
+          const value = JSON.stringify([first, despues]);
+          db.putSync(d, value);
+          db.putSync(byRuc(ruc, fecha, tipo), value);
+        }
+      });
+    };
+    const writer = {
+      count: 0,
+      add(ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null) {
+        pending.push([ruc, tipoCode(tipo), antes, despues]);
+        writer.count++;
+        if (pending.length >= PER_TRANSACTION) flush();
+      },
+      flush,
+    };
+    return writer;
+  }
+
+  /** Removes the changes of registers dated before `fecha`. */
+  prune(fecha: string): number {
+    const old = [...this.db.getKeys({ start: 'd', end: `d${fecha}` })];
+    for (let i = 0; i < old.length; i += PER_TRANSACTION) {
+      const keys = old.slice(i, i + PER_TRANSACTION);
+      this.db.transactionSync(() => {
+        for (const k of keys) {
+          this.db.removeSync(k);
+          this.db.removeSync(byRuc(k.slice(11, 22), k.slice(1, 11), k.slice(22, 24)));
+        }
+      });
+    }
+    return old.length;
+  }
+
+  /** A RUC's changes since `desde` (all kept when absent), newest first. */
+  ofRuc(ruc: string, desde?: string): Cambio[] {
+    const found = [...this.db.getRange({ start: `r${ruc}${desde ?? ''}`, end: `r${ruc}~` })].map(({ key, value }) => cambioOf(key, value));
+    return found.reverse();
+  }
+
+  /** A page of the changes between two dates (inclusive), in date, RUC and type order: of some RUCs and types, or all. */
+  page(q: CambiosQuery): CambiosPage {
+    const tipos = q.tipos?.length ? new Set(q.tipos.map(tipoCode)) : undefined;
+    const from = q.after && q.after >= `d${q.desde}` ? `${q.after}\0` : `d${q.desde}`;
+    const end = `d${q.hasta}~`;
+    const found: { key: string; value: string }[] = [];
+    let scanned = 0;
+    /** Where a page whose work ran out goes on from: the last entry it looked at. */
+    let lookedAt: string | undefined;
+    let spent = false;
+    const take = (key: string, value: string) => {
+      lookedAt = key;
+      if (tipos && !tipos.has(key.slice(22, 24))) return true;
+      found.push({ key, value });
+      return found.length <= q.first;
+    };
+    if (q.rucs) {
+      // Each RUC's own, put in the feed's order: at most the kept days' worth each.
+      const keys: { key: string; value: string }[] = [];
+      for (const ruc of new Set(q.rucs)) {
+        for (const { key, value } of this.db.getRange({ start: `r${ruc}${q.desde}`, end: `r${ruc}${q.hasta}~` })) {
+          const d = byDate(key.slice(12, 22), ruc, key.slice(22, 24));
+          if (d >= from) keys.push({ key: d, value });
+        }
+      }
+      keys.sort((a, b) => (a.key < b.key ? -1 : 1));
+      for (const { key, value } of keys) if (!take(key, value)) break;
+    } else {
+      for (const { key, value } of this.db.getRange({ start: from, end })) {
+        if (++scanned > MAX_SCANNED) {
+          spent = true;
+          break;
+        }
+        if (!take(key, value)) break;
+      }
+    }
+    const more = found.length > q.first;
+    if (more) found.length = q.first;
+    const cursors = found.map((f) => f.key);
+    const endCursor = spent && !more ? lookedAt! : (cursors.at(-1) ?? null);
+    return { cambios: found.map((f) => cambioOf(f.key, f.value)), cursors, hasNextPage: more || spent, endCursor };
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+/** What one comparison recorded: the new register's date, its changes, and the older ones dropped. */
+export interface Recorded {
+  fecha: string;
+  changes: number;
+  pruned: number;
+  durationMs: number;
+}
+
+
+/**
+ * Records what changed from `before` (the register in use) to `after` (a newer one, not yet in
+ * use: a comparison cut short is made again with the next import), then drops the changes older
+ * than `days`. Nothing for the first register (the baseline), or for one not newer.
+ */
+export async function recordChanges(
+  store: ChangeStore | undefined,
+  before: { db: RootDatabase<string, string>; meta: { dateMs: number } } | undefined,
+  after: { db: RootDatabase<string, string>; meta: { dateMs: number } },
+  days = CHANGES_DAYS,
+  logger?: Logger,
+  signal?: AbortSignal,
+): Promise<Recorded | undefined> {
+  if (!store || !before || after.meta.dateMs <= before.meta.dateMs) return undefined;
+  const started = performance.now();
+  const fecha = fechaOf(after.meta.dateMs);
+  const writer = store.writer(fecha);
+  await compareIndexes(before.db, after.db, writer.add, signal);
+  writer.flush();
+  const pruned = store.prune(fechaOf(after.meta.dateMs - days * 86_400_000));
+  const recorded = { fecha, changes: writer.count, pruned, durationMs: Math.round(performance.now() - started) };
+  logger?.info({ changes: recorded }, 'padron: changes recorded');
+  return recorded;
+}

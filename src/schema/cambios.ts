@@ -1,0 +1,109 @@
+import { gatewayError } from '../errors.js';
+import { fechaOf, TIPOS_CAMBIO, type Cambio, type ChangeStore } from '../padron/changes.js';
+import { isValidRuc } from '../upstream/keys.js';
+import { builder } from './builder.js';
+import { PageInfo } from './buscar.js';
+import type { Context } from './context.js';
+import { Contribuyente } from './contribuyente.js';
+
+/** A page of the feed holds at most this many changes: a webhook's message holds as many. */
+const MAX_PAGE = 1000;
+
+const TipoCambio = builder.enumType('TipoCambio', {
+  description: 'Qué cambió de un RUC entre dos padrones: alta, salida, un dato o una marca (SI/NO) ganada o perdida.',
+  values: TIPOS_CAMBIO,
+});
+
+const CambioPadron = builder.objectRef<Cambio>('CambioPadron').implement({
+  description: 'Un cambio de un RUC visto por el gateway al importar un padrón más nuevo que el que usaba.',
+  fields: (t) => ({
+    ruc: t.exposeString('ruc'),
+    fecha: t.exposeString('fecha', { description: 'AAAA-MM-DD: la fecha (en Lima) del padrón en que se vio el cambio.' }),
+    tipo: t.field({ type: TipoCambio, resolve: (c) => c.tipo }),
+    antes: t.exposeString('antes', { nullable: true, description: 'null en ALTA; el nombre en SALIDA; "SI" o "NO" en una marca.' }),
+    despues: t.exposeString('despues', { nullable: true, description: 'null en SALIDA; el nombre en ALTA; "SI" o "NO" en una marca.' }),
+  }),
+});
+
+interface Page {
+  edges: { cursor: string; node: Cambio }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+const CambioEdge = builder.objectRef<Page['edges'][number]>('CambioEdge').implement({
+  fields: (t) => ({
+    cursor: t.exposeString('cursor'),
+    node: t.field({ type: CambioPadron, resolve: (e) => e.node }),
+  }),
+});
+
+const CambioConnection = builder.objectRef<Page>('CambioConnection').implement({
+  fields: (t) => ({
+    edges: t.field({ type: [CambioEdge], resolve: (p) => p.edges }),
+    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
+  }),
+});
+
+/** The changes kept, or why there are none to read. */
+function storeOf(ctx: Context): ChangeStore {
+  if (!ctx.padron) throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.', { retryable: false });
+  const store = ctx.padron.changes;
+  if (!store) throw gatewayError('REGISTER_UNAVAILABLE', 'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).', { retryable: true });
+  return store;
+}
+
+/** A date the caller gave: a real day, written YYYY-MM-DD. */
+function checkedDate(name: string, value: string): string {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw gatewayError('INVALID_INPUT', `${name}: una fecha AAAA-MM-DD`);
+  return value;
+}
+
+const CURSOR = /^d\d{4}-\d{2}-\d{2}\d{13}$/;
+const cursorOf = (key: string) => Buffer.from(key).toString('base64url');
+function keyOf(cursor: string): string {
+  const key = cursor.length <= 64 ? Buffer.from(cursor, 'base64url').toString('latin1') : '';
+  if (!CURSOR.test(key)) throw gatewayError('INVALID_INPUT', 'el cursor `after` no es uno que dio cambiosPadron');
+  return key;
+}
+
+builder.queryFields((t) => ({
+  cambiosPadron: t.field({
+    type: CambioConnection,
+    description: 'Cambios del padrón vistos por el gateway entre dos importaciones (fechas AAAA-MM-DD, inclusive). Costo: 0.',
+    args: {
+      desde: t.arg.string({ required: true }),
+      hasta: t.arg.string({ required: false, description: 'Por omisión, hoy (en Lima).' }),
+      rucs: t.arg.stringList({ required: false }),
+      tipos: t.arg({ type: [TipoCambio], required: false }),
+      first: t.arg.int({ required: false, defaultValue: 100, description: `Cuántos por página: 1 a ${MAX_PAGE}.` }),
+      after: t.arg.string({ required: false, description: 'El endCursor de la página anterior.' }),
+    },
+    resolve: (_root, args, ctx) => {
+      const first = args.first ?? 100;
+      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
+      const desde = checkedDate('desde', args.desde);
+      const hasta = args.hasta == null ? fechaOf(Date.now()) : checkedDate('hasta', args.hasta);
+      const rucs = args.rucs ?? undefined;
+      if (rucs && rucs.length > ctx.limits.maxRucsPerList) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${ctx.limits.maxRucsPerList}`);
+      const wrong = rucs?.find((r) => !isValidRuc(r));
+      if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
+      const after = args.after == null ? undefined : keyOf(args.after);
+      const page = storeOf(ctx).page({ desde, hasta, rucs, tipos: args.tipos ?? undefined, first, after });
+      const cursors = page.cursors.map(cursorOf);
+      return {
+        edges: page.cambios.map((node, i) => ({ cursor: cursors[i]!, node })),
+        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: cursors[0] ?? null, endCursor: page.endCursor && cursorOf(page.endCursor) },
+      };
+    },
+  }),
+}));
+
+builder.objectField(Contribuyente, 'cambios', (t) =>
+  t.field({
+    type: [CambioPadron],
+    description: 'Los cambios de este RUC que el gateway vio en el padrón, del más nuevo al más antiguo. Costo: 0.',
+    args: { desde: t.arg.string({ required: false, description: 'AAAA-MM-DD; por omisión, todos los que guarda (PADRON_CHANGES_DAYS).' }) },
+    resolve: (record, { desde }, ctx) => storeOf(ctx).ofRuc(record.ruc, desde == null ? undefined : checkedDate('desde', desde)),
+  }),
+);

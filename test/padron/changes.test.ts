@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChangeStore, fechaOf } from '../../src/padron/changes.js';
+import { Register } from '../../src/padron/register.js';
+import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
+import { mirrorOf } from '../fixtures/register.js';
+
+/**
+ * What changed between two registers, imported one after the other from a loopback mirror:
+ * every type of change, exact, and nothing for the first register (the baseline).
+ */
+
+let dir: string;
+let server: Server;
+let set: (lines: string[], flags?: string[][]) => Promise<void>;
+let padron: Register;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'changes-'));
+  const mirror = await mirrorOf(DAY1, FLAGS1);
+  server = mirror.server;
+  set = mirror.set;
+  padron = new Register({ source: new URL(mirror.url), dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }) });
+  await padron.start();
+});
+afterAll(async () => {
+  await padron?.close();
+  server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the register’s changes', () => {
+  it('records nothing for the first register (the baseline), then every change of a newer one, exactly', async () => {
+    await padron.refresh();
+    expect(padron.state()).toMatchObject({ state: 'ready', rows: DAY1.length });
+    const store = padron.changes!;
+    const all = { desde: '2000-01-01', hasta: '2100-01-01', first: 100 };
+    expect(store.page(all).cambios).toEqual([]);
+
+    // The mirror dates its zips by the second: the next register is newer.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await set(DAY2, FLAGS2);
+    await padron.refresh();
+    expect(padron.state()).toMatchObject({ state: 'ready', rows: DAY2.length, lastImport: { result: 'imported' } });
+    const fecha = fechaOf(Date.parse(padron.state().date!));
+    const page = store.page(all);
+    expect(page.cambios).toEqual(changedOn(fecha));
+    expect(page.hasNextPage).toBe(false);
+  });
+
+  it('answers a taxpayer’s own changes, newest first, and pages the feed by RUC, type and cursor', async () => {
+    const store = padron.changes!;
+    expect(store.ofRuc(ruc(8)).map((c) => c.tipo)).toEqual(['BUEN_CONTRIBUYENTE', 'AGENTE_DE_RETENCION']);
+    expect(store.ofRuc(ruc(1))).toEqual([]);
+    const all = { desde: '2000-01-01', hasta: '2100-01-01' };
+    expect(store.page({ ...all, first: 10, rucs: [ruc(5), ruc(9)] }).cambios.map((c) => c.tipo)).toEqual(['CONDICION', 'ALTA']);
+    expect(store.page({ ...all, first: 10, tipos: ['ESTADO', 'CONDICION'] }).cambios.map((c) => c.ruc)).toEqual([ruc(4), ruc(5)]);
+    // Three at a time, following the cursor: every change once.
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = store.page({ ...all, first: 3, after });
+      seen.push(...page.cambios.map((c) => `${c.ruc}${c.tipo}`));
+      if (!page.hasNextPage) break;
+      after = page.endCursor!;
+    }
+    expect(seen).toHaveLength(9);
+    expect(new Set(seen).size).toBe(9);
+    expect(store.page({ ...all, desde: '2100-01-01', first: 10 }).cambios).toEqual([]);
+  });
+});
+
+describe('the change store', () => {
+  let store: ChangeStore;
+  let root: string;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'change-store-'));
+    store = await ChangeStore.open(root);
+  });
+  afterAll(async () => {
+    await store?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('keeps a change’s first `antes` when a second register of the day changes it again, and forgets one undone', () => {
+    const first = store.writer('2026-11-20');
+    first.add(ruc(1), 'ESTADO', 'ACTIVO', 'SUSPENSION TEMPORAL');
+    first.add(ruc(2), 'CONDICION', 'HABIDO', 'NO HABIDO');
+    first.flush();
+    const second = store.writer('2026-11-20');
+    second.add(ruc(1), 'ESTADO', 'SUSPENSION TEMPORAL', 'BAJA DE OFICIO');
+    second.add(ruc(2), 'CONDICION', 'NO HABIDO', 'HABIDO');
+    second.flush();
+    expect(store.ofRuc(ruc(1))).toEqual([{ ruc: ruc(1), fecha: '2026-11-20', tipo: 'ESTADO', antes: 'ACTIVO', despues: 'BAJA DE OFICIO' }]);
+    expect(store.ofRuc(ruc(2))).toEqual([]);
+  });
+
+  it('drops the changes of registers older than the days kept', () => {
+    const old = store.writer('2026-08-01');
+    old.add(ruc(3), 'NOMBRE', 'A', 'B');
+    old.flush();
+    expect(store.ofRuc(ruc(3))).toHaveLength(1);
+    expect(store.prune('2026-08-30')).toBe(1);
+    expect(store.ofRuc(ruc(3))).toEqual([]);
+    expect(store.ofRuc(ruc(1))).toHaveLength(1);
+  });
+});
