@@ -95,11 +95,26 @@ function lineAt(i: number, lines: number): string {
   return `${ruc}|${name}|${estado}|${condicion}|${UBIGEOS[i % 10]}|AV.|LOS ${SURNAMES[i % 10]}|URB.|SANTA ROSA|${(i % 2000) + 1}|-|-|-|-|-|`;
 }
 
+/**
+ * The next day's register changes 0.5 % of the rows, a third each: a condición turned NO HABIDO, a
+ * taxpayer gone, and a new one (the RUC after this row's, which the numbering leaves free).
+ */
+const CHANGE_EVERY = 600;
+function dayTwo(i: number, lines: number, line: string): string[] {
+  const k = i % CHANGE_EVERY;
+  if (k === 0) return [line.replace('|HABIDO|', '|NO HABIDO|').replace('|NO HALLADO|', '|NO HABIDO|')];
+  if (k === CHANGE_EVERY / 3) return [];
+  if (k !== (2 * CHANGE_EVERY) / 3) return [line];
+  const ruc = rucAt(i, lines);
+  const first10 = String(Number(ruc.slice(0, 10)) + 1);
+  return [line, `${first10}${checkDigit(first10)}${line.slice(11).replace(/\|[^|]*/, '|NUEVO CONTRIBUYENTE S.A.C.')}`];
+}
+
 /** A step that visits every row once, in no order, when `order` is `none` (a prime that divides no register's size here). */
 const SHUFFLE_STEP = 7_368_787;
 
 /** The register's text, `lines` lines with the header, in chunks of ISO-8859-1 bytes: in RUC order, as SUNAT writes it, or in none. */
-function padronText(lines: number, order: 'ruc' | 'none'): Readable {
+function padronText(lines: number, order: 'ruc' | 'none', day: 1 | 2 = 1): Readable {
   let i = 0;
   const rows = lines - 1;
   const at = order === 'ruc' || rows % SHUFFLE_STEP === 0 ? (k: number) => k : (k: number) => Number((BigInt(k) * BigInt(SHUFFLE_STEP)) % BigInt(rows));
@@ -107,7 +122,11 @@ function padronText(lines: number, order: 'ruc' | 'none'): Readable {
     read() {
       const chunk: string[] = i === 0 ? [HEADER] : [];
       const end = Math.min(lines - 1, i + 5000);
-      for (; i < end; i++) chunk.push(lineAt(at(i), rows));
+      for (; i < end; i++) {
+        const line = lineAt(at(i), rows);
+        if (day === 1) chunk.push(line);
+        else chunk.push(...dayTwo(at(i), rows, line));
+      }
       if (chunk.length) this.push(Buffer.from(`${chunk.join('\n')}\n`, 'latin1'));
       if (i >= lines - 1) this.push(null);
     },
@@ -128,10 +147,10 @@ async function writeZip(path: string, entry: string, content: Readable | Buffer,
   await pipeline(zip.outputStream, createWriteStream(path));
 }
 
-/** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default. */
-export async function writeRegister(dir: string, lines = FULL_SIZE, at = new Date(), order: 'ruc' | 'none' = 'ruc'): Promise<void> {
+/** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default; day 2 with 0.5 % of its rows changed. */
+export async function writeRegister(dir: string, lines = FULL_SIZE, at = new Date(), order: 'ruc' | 'none' = 'ruc', day: 1 | 2 = 1): Promise<void> {
   await mkdir(dir, { recursive: true });
-  await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines, order), at);
+  await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines, order, day), at);
   const flags = Math.max(1, Math.round(lines / 100));
   const rows = lines - 1;
   await writeZip(join(dir, 'AgenRet_TXT.zip'), 'AgenRet_TXT.txt', flagText(flags, 37, rows), at);

@@ -12,6 +12,8 @@ export interface Proc {
   url: string;
   pid: number;
   stop(): Promise<void>;
+  /** What it has written so far (its log). */
+  output(): string;
 }
 
 const running = new Set<Proc>();
@@ -62,6 +64,7 @@ export async function start(name: string, node: string, file: string, env: Recor
     name,
     url,
     pid: child.pid!,
+    output: () => readFileSync(logFile, 'utf8'),
     async stop() {
       running.delete(proc);
       if (child.exitCode === null) {

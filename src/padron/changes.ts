@@ -4,6 +4,7 @@ import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { CHANGES_DAYS } from '../config/padron.js';
 import { composeAddress } from './record.js';
+import { SNAPSHOT, SnapshotReader } from './snapshot.js';
 import { FLAG_REGISTERS } from './sources.js';
 import { openIndex } from './versions.js';
 
@@ -51,31 +52,26 @@ export function changesOf(before: string | undefined, after: string | undefined)
   return found;
 }
 
-/** The RUCs of an index: its keys of digits (its meta and the name index sort after them). */
-const RUCS = { start: '0', end: ':' };
 /** The comparison yields to lookups this often. */
 const YIELD_EVERY = 50_000;
 
-/** Every change from the index `before` to `after`, in RUC order, to `each`. */
-export async function compareIndexes(
-  before: RootDatabase<string, string>,
-  after: RootDatabase<string, string>,
+/** Every change from the rows of one snapshot (./snapshot.ts) to another's, in RUC order, to `each`. */
+export async function compareSnapshots(
+  before: SnapshotReader,
+  after: SnapshotReader,
   each: (ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const a = before.getRange(RUCS)[Symbol.iterator]();
-  const b = after.getRange(RUCS)[Symbol.iterator]();
-  let x = a.next();
-  let y = b.next();
-  for (let n = 1; !x.done || !y.done; n++) {
-    const kx = x.done ? undefined : x.value.key;
-    const ky = y.done ? undefined : y.value.key;
+  for (let n = 1; ; n++) {
+    const x = await before.head();
+    const y = await after.head();
+    if (x === undefined && y === undefined) return;
+    const kx = x?.slice(0, 11);
+    const ky = y?.slice(0, 11);
     const ruc = ky === undefined || (kx !== undefined && kx < ky) ? kx! : ky;
-    const was = kx === ruc ? (x.value as { value: string }).value : undefined;
-    const is = ky === ruc ? (y.value as { value: string }).value : undefined;
-    for (const [tipo, antes, despues] of changesOf(was, is)) each(ruc, tipo, antes, despues);
-    if (kx === ruc) x = a.next();
-    if (ky === ruc) y = b.next();
+    for (const [tipo, antes, despues] of changesOf(kx === ruc ? x!.slice(11) : undefined, ky === ruc ? y!.slice(11) : undefined)) each(ruc, tipo, antes, despues);
+    if (kx === ruc) before.advance();
+    if (ky === ruc) after.advance();
     if (n % YIELD_EVERY === 0) {
       signal?.throwIfAborted();
       await yieldToLookups();
@@ -130,31 +126,33 @@ export class ChangeStore {
    * first `antes`, and a change undone that day is no change.
    */
   writer(fecha: string): { add(ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null): void; flush(): void; count: number } {
-    let pending: [string, string, string | null, string | null][] = [];
+    // Each change held as text of its own: `antes` and `despues` are slices of the snapshot's chunks, which they would keep alive.
+    let pending: [string, string, string][] = [];
     const db = this.db;
     const flush = () => {
       const batch = pending;
       pending = [];
       db.transactionSync(() => {
-        for (const [ruc, tipo, antes, despues] of batch) {
+        for (const [ruc, tipo, value] of batch) {
           const d = byDate(fecha, ruc, tipo);
           const earlier = db.get(d);
+          const [antes, despues] = JSON.parse(value) as [string | null, string | null];
           const first = earlier === undefined ? antes : (JSON.parse(earlier) as [string | null])[0];
           if (earlier !== undefined && first === despues) {
             db.removeSync(d);
             db.removeSync(byRuc(ruc, fecha, tipo));
             continue;
           }
-          const value = JSON.stringify([first, despues]);
-          db.putSync(d, value);
-          db.putSync(byRuc(ruc, fecha, tipo), value);
+          const kept = earlier === undefined ? value : JSON.stringify([first, despues]);
+          db.putSync(d, kept);
+          db.putSync(byRuc(ruc, fecha, tipo), kept);
         }
       });
     };
     const writer = {
       count: 0,
       add(ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null) {
-        pending.push([ruc, tipoCode(tipo), antes, despues]);
+        pending.push([ruc, tipoCode(tipo), JSON.stringify([antes, despues])]);
         writer.count++;
         if (pending.length >= PER_TRANSACTION) flush();
       },
@@ -242,25 +240,43 @@ export interface Recorded {
 
 
 /**
- * Records what changed from `before` (the register in use) to `after` (a newer one, not yet in
- * use: a comparison cut short is made again with the next import), then drops the changes older
- * than `days`. Nothing for the first register (the baseline), or for one not newer.
+ * Records what changed from `before` (the register in use: its directory and date) to `after` (a
+ * newer one, not yet in use: a comparison cut short is made again with the next import), then
+ * drops the changes older than `days`. Nothing for the first register (the baseline), for one not
+ * newer, or when the one in use has no snapshot (written before them). A snapshot that cannot be
+ * read costs the changes, said in the log, not the new register.
  */
 export async function recordChanges(
   store: ChangeStore | undefined,
-  before: { db: RootDatabase<string, string>; meta: { dateMs: number } } | undefined,
-  after: { db: RootDatabase<string, string>; meta: { dateMs: number } },
+  before: { path: string; dateMs: number } | undefined,
+  after: { path: string; dateMs: number },
   days = CHANGES_DAYS,
   logger?: Logger,
   signal?: AbortSignal,
 ): Promise<Recorded | undefined> {
-  if (!store || !before || after.meta.dateMs <= before.meta.dateMs) return undefined;
+  if (!store || !before || after.dateMs <= before.dateMs) return undefined;
+  const was = SnapshotReader.open(join(before.path, SNAPSHOT));
+  const is = SnapshotReader.open(join(after.path, SNAPSHOT));
+  if (!was || !is) {
+    was?.close();
+    is?.close();
+    logger?.warn('padron: the register in use has no snapshot of its rows (written by an older gateway); this one is the baseline of the changes');
+    return undefined;
+  }
   const started = performance.now();
-  const fecha = fechaOf(after.meta.dateMs);
+  const fecha = fechaOf(after.dateMs);
   const writer = store.writer(fecha);
-  await compareIndexes(before.db, after.db, writer.add, signal);
+  try {
+    await compareSnapshots(was, is, writer.add, signal);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    logger?.warn({ err: error }, 'padron: the changes could not all be read; those found are kept');
+  } finally {
+    was.close();
+    is.close();
+  }
   writer.flush();
-  const pruned = store.prune(fechaOf(after.meta.dateMs - days * 86_400_000));
+  const pruned = store.prune(fechaOf(after.dateMs - days * 86_400_000));
   const recorded = { fecha, changes: writer.count, pruned, durationMs: Math.round(performance.now() - started) };
   logger?.info({ changes: recorded }, 'padron: changes recorded');
   return recorded;

@@ -8,6 +8,7 @@ import type { Fetched, ImportProgress } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
 import { NamesWriter, openNames } from './name-index.js';
 import { entriesOf } from './names.js';
+import { SNAPSHOT, SnapshotWriter } from './snapshot.js';
 import { EntrySorter, RowSorter } from './sort.js';
 import type { Filled } from './versions.js';
 
@@ -178,6 +179,8 @@ export type SkipCount = Record<SkipReason | 'duplicate', number>;
 
 interface FillOptions {
   signal?: AbortSignal;
+  /** The new index's directory, where its rows' snapshot is written (./snapshot.ts), for the next import to compare with. */
+  snapshot?: string;
   rowsInUse?: number;
   progress?: ImportProgress;
 }
@@ -189,13 +192,14 @@ interface FillOptions {
  * `signal` aborts, and refuses a register that is not one (LIMITS).
  */
 export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetched, scratch: string, options: FillOptions = {}): Promise<Filled> {
-  const { signal, rowsInUse = 0, progress } = options;
+  const { signal, rowsInUse = 0, progress, snapshot } = options;
   if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags, signal);
   const sorter = new RowSorter(join(scratch, 'rows'), 11);
   const read = await readRows(fetched.padron, flags, sorter, signal, progress);
   const entries = new EntrySorter(join(scratch, 'entries'));
-  const written = await writeRows(db, sorter, entries, signal);
+  const rows = snapshot === undefined ? undefined : new SnapshotWriter(join(snapshot, SNAPSHOT));
+  const written = await writeRows(db, sorter, entries, signal, rows).finally(() => rows?.close());
   const skipped: SkipCount = { ...read.skipped, duplicate: written.duplicates };
   refuseUnlikeSunat({ lines: read.lines, skips: read.skips, duplicates: written.duplicates, rows: written.rows, rowsInUse });
   const names = new NamesWriter(db, openNames(db));
@@ -235,7 +239,7 @@ async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, 
 }
 
 /** Phase 2: the rows in RUC order, appended in transactions; a RUC listed again keeps its first line (a later one may be an impostor's name). */
-async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, signal?: AbortSignal) {
+async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, signal?: AbortSignal, snapshot?: SnapshotWriter) {
   let rows = 0;
   let duplicates = 0;
   let unindexed = 0;
@@ -254,6 +258,7 @@ async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, en
       }
       lastKey = key;
       batch.push([key, value]);
+      snapshot?.add(key, value);
       rows++;
       const bar = value.indexOf('|');
       if (!entriesOf(key, value.slice(0, bar), value.slice(bar + 1, value.indexOf('|', bar + 1)), entries)) unindexed++;

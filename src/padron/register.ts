@@ -1,5 +1,4 @@
 import { mkdir } from 'node:fs/promises';
-import type { RootDatabase } from 'lmdb';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ChangeStore, recordChanges } from './changes.js';
@@ -229,9 +228,9 @@ export class Register {
       }
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
-      const before = this.#failing ? undefined : this.#current;
-      const compare = (db: RootDatabase<string, string>, meta: IndexMeta) => recordChanges(this.changes, before, { db, meta }, this.#options.changesDays, logger, signal);
-      const version = await this.#versions.write((db, scratch) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress }), started, signal, compare);
+      const inUse = this.#failing || !this.#current ? undefined : { path: join(this.#options.dir, this.#current.name), dateMs: this.#current.meta.dateMs };
+      const compare = (path: string, { dateMs }: IndexMeta) => recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal);
+      const version = await this.#versions.write((db, scratch, path) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, snapshot: path }), started, signal, compare);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.

@@ -81,14 +81,14 @@ export class Versions {
   }
 
   /**
-   * Writes a new index with `fill`, checks it, runs `beforeSwitch` on it (the comparison with the one in use), and makes
+   * Writes a new index with `fill` (into its directory, `path`), checks it, runs `beforeSwitch` on it (the comparison with the one in use), and makes
    * it the one in use; a failure leaves the one in use as it was.
    */
   async write(
-    fill: (db: RootDatabase<string, string>, scratch: string) => Promise<Filled>,
+    fill: (db: RootDatabase<string, string>, scratch: string, path: string) => Promise<Filled>,
     startedAt: number,
     signal?: AbortSignal,
-    beforeSwitch?: (db: RootDatabase<string, string>, meta: IndexMeta) => Promise<unknown>,
+    beforeSwitch?: (path: string, meta: IndexMeta) => Promise<unknown>,
   ): Promise<Version> {
     const name = `v-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const path = join(this.dir, name);
@@ -97,7 +97,7 @@ export class Versions {
     // The import's sorted runs: a directory of the versions' kind, so that what a killed import left is removed at the next start.
     const scratch = `${path}-sort`;
     try {
-      const { lastKey, ...filled } = await fill(db, scratch);
+      const { lastKey, ...filled } = await fill(db, scratch, path);
       const meta: IndexMeta = { ...filled, importedAt: Date.now(), durationMs: Math.round(performance.now() - startedAt) };
       await db.put(META_KEY, JSON.stringify(meta));
       await db.flushed;
@@ -106,7 +106,7 @@ export class Versions {
         throw new Error('the new index is incomplete');
       }
       await syncFiles(path);
-      await beforeSwitch?.(db, meta);
+      await beforeSwitch?.(path, meta);
       // Stopped meanwhile (the gateway is stopping): nothing is switched.
       signal?.throwIfAborted();
       await writeFile(join(this.dir, `${CURRENT}.${name}`), name);

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChangeStore, fechaOf } from '../../src/padron/changes.js';
+import { ChangeStore, fechaOf, recordChanges } from '../../src/padron/changes.js';
+import { SNAPSHOT, SnapshotWriter } from '../../src/padron/snapshot.js';
 import { Register } from '../../src/padron/register.js';
 import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
 import { mirrorOf } from '../fixtures/register.js';
@@ -71,6 +72,42 @@ describe('the register’s changes', () => {
     expect(seen).toHaveLength(9);
     expect(new Set(seen).size).toBe(9);
     expect(store.page({ ...all, desde: '2100-01-01', first: 10 }).cambios).toEqual([]);
+  });
+});
+
+describe('a comparison that cannot be made', () => {
+  it('records nothing for a register refused (a cut one is no day of SALIDAs), and keeps what was recorded', async () => {
+    const before = padron.changes!.page({ desde: '2000-01-01', hasta: '2100-01-01', first: 100 }).cambios;
+    await new Promise((r) => setTimeout(r, 1_100));
+    await set(DAY2.slice(0, 2), FLAGS2);
+    await padron.refresh();
+    expect(padron.state()).toMatchObject({ rows: DAY2.length, lastImport: { result: 'failed' } });
+    expect(padron.changes!.page({ desde: '2000-01-01', hasta: '2100-01-01', first: 100 }).cambios).toEqual(before);
+  });
+
+  it('makes the new register the baseline when the one in use has no snapshot of its rows, and reads past a broken one', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'snapshots-'));
+    const store = await ChangeStore.open(root);
+    try {
+      const old = join(root, 'old');
+      const neu = join(root, 'new');
+      for (const d of [old, neu]) mkdirSync(d);
+      const write = (d: string, rows: string[]) => {
+        const w = new SnapshotWriter(join(d, SNAPSHOT));
+        for (const r of rows) w.add(r.slice(0, 11), r.slice(12));
+        w.close();
+      };
+      write(neu, DAY2);
+      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toBeUndefined();
+      writeFileSync(join(old, SNAPSHOT), 'not gzip');
+      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toMatchObject({ changes: 0 });
+      // And with both whole, the changes: DAY1's rows to DAY2's, flags aside.
+      write(old, DAY1);
+      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toMatchObject({ changes: 7 });
+    } finally {
+      await store.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
