@@ -163,17 +163,19 @@ export class ChangeStore {
 
   /** Removes the changes of registers dated before `fecha`. */
   prune(fecha: string): number {
-    const old = [...this.db.getKeys({ start: 'd', end: `d${fecha}` })];
-    for (let i = 0; i < old.length; i += PER_TRANSACTION) {
-      const keys = old.slice(i, i + PER_TRANSACTION);
+    let removed = 0;
+    // A transaction's worth at a time: PADRON_CHANGES_DAYS lowered may drop months of changes at once.
+    for (;;) {
+      const keys = [...this.db.getKeys({ start: 'd', end: `d${fecha}`, limit: PER_TRANSACTION })];
+      if (keys.length === 0) return removed;
       this.db.transactionSync(() => {
         for (const k of keys) {
           this.db.removeSync(k);
           this.db.removeSync(byRuc(k.slice(11, 22), k.slice(1, 11), k.slice(22, 24)));
         }
       });
+      removed += keys.length;
     }
-    return old.length;
   }
 
   /** A RUC's changes since `desde` (all kept when absent), newest first. */

@@ -8,7 +8,7 @@ import { ChangeStore, fechaOf, recordChanges } from '../../src/padron/changes.js
 import { SNAPSHOT, SnapshotWriter } from '../../src/padron/snapshot.js';
 import { Register } from '../../src/padron/register.js';
 import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
-import { mirrorOf } from '../fixtures/register.js';
+import { mirrorOf, rucOf } from '../fixtures/register.js';
 
 /**
  * What changed between two registers, imported one after the other from a loopback mirror:
@@ -144,5 +144,14 @@ describe('the change store', () => {
     expect(store.prune('2026-08-30')).toBe(1);
     expect(store.ofRuc(ruc(3))).toEqual([]);
     expect(store.ofRuc(ruc(1))).toHaveLength(1);
+  });
+
+  it('drops more changes than a transaction holds, a transaction at a time', () => {
+    const many = store.writer('2026-07-01');
+    for (let i = 0; i < 25_000; i++) many.add(rucOf('10', 20_000_000 + i), 'UBIGEO', '150101', '150131');
+    many.flush();
+    expect(store.page({ desde: '2026-07-01', hasta: '2026-07-01', first: 1 }).hasNextPage).toBe(true);
+    expect(store.prune('2026-07-02')).toBe(25_000);
+    expect(store.page({ desde: '2026-07-01', hasta: '2026-07-01', first: 1 }).cambios).toEqual([]);
   });
 });
