@@ -1,7 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ChangeStore, recordChanges } from './changes.js';
+import { ChangeStore } from './change-store.js';
+import { recordChanges } from './changes.js';
 import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
@@ -90,7 +91,8 @@ export class Register {
       return;
     }
     try {
-      this.changes ??= await ChangeStore.open(this.#options.dir).catch(() => undefined);
+      // A read-only PADRON_DIR (no lock taken) keeps no changes: none can be recorded there.
+      this.changes ??= this.#lock ? await ChangeStore.openOrSay(this.#options.dir, this.#options.logger) : undefined;
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
       this.#current = current;

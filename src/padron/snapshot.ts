@@ -33,9 +33,13 @@ export class SnapshotWriter {
     this.#chars = 0;
   }
 
+  /** Writes what is held and closes the file, whatever happens (a full disk leaves no descriptor open). */
   close(): void {
-    this.#write();
-    closeSync(this.#fd);
+    try {
+      this.#write();
+    } finally {
+      closeSync(this.#fd);
+    }
   }
 }
 
@@ -46,10 +50,15 @@ export class SnapshotReader {
   #carry = '';
   #ended = false;
   readonly #chunks: AsyncIterator<string>;
+  readonly #file: ReturnType<typeof createReadStream>;
   readonly #stream: ReturnType<typeof createGunzip>;
 
   private constructor(path: string) {
-    this.#stream = createReadStream(path).pipe(createGunzip());
+    this.#file = createReadStream(path);
+    this.#stream = createGunzip();
+    // pipe() passes no error on: the file's (EIO, a directory) fails the reading, rather than the process or a wait for good.
+    this.#file.on('error', (error) => this.#stream.destroy(error));
+    this.#file.pipe(this.#stream);
     this.#stream.setEncoding('utf8');
     this.#chunks = this.#stream[Symbol.asyncIterator]() as AsyncIterator<string>;
   }
@@ -78,5 +87,6 @@ export class SnapshotReader {
 
   close(): void {
     this.#stream.destroy();
+    this.#file.destroy();
   }
 }

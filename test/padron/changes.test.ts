@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChangeStore, fechaOf, recordChanges } from '../../src/padron/changes.js';
+import { ChangeStore, StagedChanges, type TipoCambio } from '../../src/padron/change-store.js';
+import { fechaOf, recordChanges } from '../../src/padron/changes.js';
 import { SNAPSHOT, SnapshotWriter } from '../../src/padron/snapshot.js';
 import { Register } from '../../src/padron/register.js';
 import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
@@ -85,9 +86,11 @@ describe('a comparison that cannot be made', () => {
     expect(padron.changes!.page({ desde: '2000-01-01', hasta: '2100-01-01', first: 100 }).cambios).toEqual(before);
   });
 
-  it('makes the new register the baseline when the one in use has no snapshot of its rows, and reads past a broken one', async () => {
+  it('makes the new register the baseline when the one in use has no snapshot of its rows; keeps nothing from a damaged one', async () => {
     const root = mkdtempSync(join(tmpdir(), 'snapshots-'));
     const store = await ChangeStore.open(root);
+    const all = { desde: '2000-01-01', hasta: '2100-01-01', first: 100 };
+    const DAY_ONE = Date.parse('2026-11-01T12:00:00Z');
     try {
       const old = join(root, 'old');
       const neu = join(root, 'new');
@@ -98,12 +101,23 @@ describe('a comparison that cannot be made', () => {
         w.close();
       };
       write(neu, DAY2);
-      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toBeUndefined();
+      expect(await recordChanges(store, { path: old, dateMs: DAY_ONE }, { path: neu, dateMs: DAY_ONE + 86_400_000 })).toBeUndefined();
+      // Not gzip; gzip of rows out of order (as a damaged one reads): nothing kept, no error out.
       writeFileSync(join(old, SNAPSHOT), 'not gzip');
-      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toMatchObject({ changes: 0 });
-      // And with both whole, the changes: DAY1's rows to DAY2's, flags aside.
+      expect(await recordChanges(store, { path: old, dateMs: DAY_ONE }, { path: neu, dateMs: DAY_ONE + 86_400_000 })).toBeUndefined();
+      write(old, [...DAY1].reverse());
+      expect(await recordChanges(store, { path: old, dateMs: DAY_ONE }, { path: neu, dateMs: DAY_ONE + 86_400_000 })).toBeUndefined();
+      expect(store.page(all).cambios).toEqual([]);
+      // A directory where the snapshot should be: a read error, not a crash nor a wait.
+      rmSync(join(old, SNAPSHOT));
+      mkdirSync(join(old, SNAPSHOT));
+      expect(await recordChanges(store, { path: old, dateMs: DAY_ONE }, { path: neu, dateMs: DAY_ONE + 86_400_000 })).toBeUndefined();
+      rmSync(join(old, SNAPSHOT), { recursive: true });
+      // And with both whole, the changes: DAY1's rows to DAY2's, flags aside; the staging file gone.
       write(old, DAY1);
-      expect(await recordChanges(store, { path: old, dateMs: 1 }, { path: neu, dateMs: 2 })).toMatchObject({ changes: 7 });
+      expect(await recordChanges(store, { path: old, dateMs: DAY_ONE }, { path: neu, dateMs: DAY_ONE + 86_400_000 })).toMatchObject({ changes: 7 });
+      expect(store.page(all).cambios).toHaveLength(7);
+      expect(existsSync(`${neu}-changes`)).toBe(false);
     } finally {
       await store.close();
       rmSync(root, { recursive: true, force: true });
@@ -114,6 +128,7 @@ describe('a comparison that cannot be made', () => {
 describe('the change store', () => {
   let store: ChangeStore;
   let root: string;
+  let n = 0;
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'change-store-'));
     store = await ChangeStore.open(root);
@@ -123,35 +138,47 @@ describe('the change store', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('keeps a change’s first `antes` when a second register of the day changes it again, and forgets one undone', () => {
-    const first = store.writer('2026-11-20');
-    first.add(ruc(1), 'ESTADO', 'ACTIVO', 'SUSPENSION TEMPORAL');
-    first.add(ruc(2), 'CONDICION', 'HABIDO', 'NO HABIDO');
-    first.flush();
-    const second = store.writer('2026-11-20');
-    second.add(ruc(1), 'ESTADO', 'SUSPENSION TEMPORAL', 'BAJA DE OFICIO');
-    second.add(ruc(2), 'CONDICION', 'NO HABIDO', 'HABIDO');
-    second.flush();
+  /** Keeps `changes` as one register's of `fecha`, as a comparison does. */
+  async function keep(fecha: string, changes: [string, TipoCambio, string | null, string | null][]) {
+    const staged = new StagedChanges(join(root, `staged-${n++}`));
+    for (const [r, tipo, antes, despues] of changes) staged.add(r, tipo, antes, despues);
+    staged.end();
+    await store.commit(fecha, staged);
+    staged.discard();
+  }
+
+  it('keeps a change’s first `antes` when a second register of the day changes it again, and forgets one undone', async () => {
+    await keep('2026-11-20', [
+      [ruc(1), 'ESTADO', 'ACTIVO', 'SUSPENSION TEMPORAL'],
+      [ruc(2), 'CONDICION', 'HABIDO', 'NO HABIDO'],
+    ]);
+    await keep('2026-11-20', [
+      [ruc(1), 'ESTADO', 'SUSPENSION TEMPORAL', 'BAJA DE OFICIO'],
+      [ruc(2), 'CONDICION', 'NO HABIDO', 'HABIDO'],
+    ]);
     expect(store.ofRuc(ruc(1))).toEqual([{ ruc: ruc(1), fecha: '2026-11-20', tipo: 'ESTADO', antes: 'ACTIVO', despues: 'BAJA DE OFICIO' }]);
     expect(store.ofRuc(ruc(2))).toEqual([]);
   });
 
-  it('drops the changes of registers older than the days kept', () => {
-    const old = store.writer('2026-08-01');
-    old.add(ruc(3), 'NOMBRE', 'A', 'B');
-    old.flush();
-    expect(store.ofRuc(ruc(3))).toHaveLength(1);
-    expect(store.prune('2026-08-30')).toBe(1);
+  it('drops the changes of registers of the last day not kept and before', async () => {
+    await keep('2026-08-01', [[ruc(3), 'NOMBRE', 'A', 'B']]);
+    await keep('2026-08-02', [[ruc(4), 'NOMBRE', 'A', 'B']]);
+    expect(await store.prune('2026-08-01')).toBe(1);
     expect(store.ofRuc(ruc(3))).toEqual([]);
+    expect(store.ofRuc(ruc(4))).toHaveLength(1);
     expect(store.ofRuc(ruc(1))).toHaveLength(1);
   });
 
-  it('drops more changes than a transaction holds, a transaction at a time', () => {
-    const many = store.writer('2026-07-01');
-    for (let i = 0; i < 25_000; i++) many.add(rucOf('10', 20_000_000 + i), 'UBIGEO', '150101', '150131');
-    many.flush();
+  it('drops more changes than a transaction holds, a transaction at a time', async () => {
+    await keep('2026-07-01', Array.from({ length: 25_000 }, (_, i) => [rucOf('10', 20_000_000 + i), 'UBIGEO', '150101', '150131'] as [string, TipoCambio, string, string]));
     expect(store.page({ desde: '2026-07-01', hasta: '2026-07-01', first: 1 }).hasNextPage).toBe(true);
-    expect(store.prune('2026-07-02')).toBe(25_000);
+    expect(await store.prune('2026-07-01')).toBe(25_000);
     expect(store.page({ desde: '2026-07-01', hasta: '2026-07-01', first: 1 }).cambios).toEqual([]);
+  });
+
+  it('keeps a poller’s place on an empty page', () => {
+    const last = store.page({ desde: '2000-01-01', hasta: '2100-01-01', first: 100 });
+    const after = store.page({ desde: '2000-01-01', hasta: '2100-01-01', first: 100, after: last.endCursor! });
+    expect(after).toMatchObject({ cambios: [], hasNextPage: false, endCursor: last.endCursor });
   });
 });
