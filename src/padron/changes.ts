@@ -3,7 +3,8 @@ import { setImmediate as yieldToLookups } from 'node:timers/promises';
 import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { CHANGES_DAYS } from '../config/padron.js';
-import { composeAddress } from './record.js';
+import { todayInLima } from '../upstream/dates.js';
+import { composeAddress, none } from './record.js';
 import { ChangeStore, StagedChanges, type TipoCambio } from './change-store.js';
 import { SNAPSHOT, SnapshotReader } from './snapshot.js';
 import { FLAG_REGISTERS } from './sources.js';
@@ -18,10 +19,7 @@ import { FLAG_REGISTERS } from './sources.js';
 const FLAG_TIPOS = FLAG_REGISTERS.map(({ flag }) => flag.replace(/^es_/, '').toUpperCase() as TipoCambio);
 
 /** A register's date as the changes name it: its day in Lima. */
-const LIMA_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Lima', year: 'numeric', month: '2-digit', day: '2-digit' });
-export const fechaOf = (dateMs: number) => LIMA_DAY.format(dateMs);
 
-const text = (v: string | undefined) => (v === undefined || v === '' || v === '-' ? null : v);
 const flagOf = (flags: string | undefined, i: number) => (flags?.[i] === 'S' ? 'SI' : 'NO');
 
 /** What changed for one RUC, from what each index keeps of it (undefined: not in that register). */
@@ -34,10 +32,10 @@ export function changesOf(before: string | undefined, after: string | undefined)
   const found: [TipoCambio, string | null, string | null][] = [];
   const compare = (tipo: TipoCambio, x: string | null, y: string | null) => x !== y && found.push([tipo, x, y]);
   compare('NOMBRE', a[0] ?? null, b[0] ?? null);
-  compare('ESTADO', text(a[1]), text(b[1]));
-  compare('CONDICION', text(a[2]), text(b[2]));
+  compare('ESTADO', none(a[1]), none(b[1]));
+  compare('CONDICION', none(a[2]), none(b[2]));
   compare('DIRECCION', composeAddress(a), composeAddress(b));
-  compare('UBIGEO', text(a[3]), text(b[3]));
+  compare('UBIGEO', none(a[3]), none(b[3]));
   FLAG_TIPOS.forEach((tipo, i) => compare(tipo, flagOf(a[14], i), flagOf(b[14], i)));
   return found;
 }
@@ -110,11 +108,11 @@ export async function recordChanges(
 ): Promise<Recorded | undefined> {
   if (!store) return undefined;
   const started = performance.now();
-  const fecha = fechaOf(after.dateMs);
+  const fecha = todayInLima(after.dateMs);
   const staged = before && after.dateMs > before.dateMs ? await stagedChanges(before.path, after.path, logger, signal) : undefined;
   try {
     if (staged) await store.commit(fecha, staged, signal);
-    const pruned = await store.prune(fechaOf(after.dateMs - days * 86_400_000));
+    const pruned = await store.prune(todayInLima(after.dateMs - days * 86_400_000));
     const recorded = { fecha, changes: staged?.count ?? 0, pruned, durationMs: Math.round(performance.now() - started) };
     if (staged) logger?.info({ changes: recorded }, 'padron: changes recorded');
     return staged ? recorded : undefined;

@@ -5,7 +5,7 @@ import { ubigeoTable } from './ubigeo.js';
 /** A record answered from SUNAT's register kept by the gateway, as `/ruc` answers it, and said to be so. */
 export type PadronRecord = RucRecord & { fuente: 'PADRON' };
 
-const none = (v: string | undefined) => (v === undefined || v === '' || v === '-' ? null : v);
+export const none = (v: string | undefined) => (v === undefined || v === '' || v === '-' ? null : v);
 
 /** How the service writes an address's parts (the vía, then each part by its label, then the zone), none skipped but those with no value. */
 export function composeAddress(c: readonly string[]): string | null {

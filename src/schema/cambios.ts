@@ -1,7 +1,7 @@
 import { gatewayError } from '../errors.js';
 import { TIPOS_CAMBIO, type Cambio, type ChangeStore } from '../padron/change-store.js';
-import { fechaOf } from '../padron/changes.js';
-import { isValidRuc } from '../upstream/keys.js';
+import { todayInLima } from '../upstream/dates.js';
+import { isRealDate, isValidRuc } from '../upstream/keys.js';
 import { builder } from './builder.js';
 import { PageInfo } from './buscar.js';
 import type { Context } from './context.js';
@@ -57,8 +57,7 @@ function storeOf(ctx: Context): ChangeStore {
 
 /** A date the caller gave: a real day, written YYYY-MM-DD. */
 function checkedDate(name: string, value: string): string {
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw gatewayError('INVALID_INPUT', `${name}: una fecha AAAA-MM-DD`);
+  if (!isRealDate(value)) throw gatewayError('INVALID_INPUT', `${name}: una fecha AAAA-MM-DD`);
   return value;
 }
 
@@ -86,7 +85,7 @@ builder.queryFields((t) => ({
       const first = args.first ?? 100;
       if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
       const desde = checkedDate('desde', args.desde);
-      const hasta = args.hasta == null ? fechaOf(Date.now()) : checkedDate('hasta', args.hasta);
+      const hasta = args.hasta == null ? todayInLima() : checkedDate('hasta', args.hasta);
       const rucs = args.rucs ?? undefined;
       if (rucs && rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_RUCS}; para más, lea todos los cambios sin rucs`);
       const wrong = rucs?.find((r) => !isValidRuc(r));

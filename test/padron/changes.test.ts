@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeStore, StagedChanges, type TipoCambio } from '../../src/padron/change-store.js';
-import { fechaOf, recordChanges } from '../../src/padron/changes.js';
+import { recordChanges } from '../../src/padron/changes.js';
+import { todayInLima } from '../../src/upstream/dates.js';
 import { SNAPSHOT, SnapshotWriter } from '../../src/padron/snapshot.js';
 import { Register } from '../../src/padron/register.js';
 import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
@@ -48,7 +49,7 @@ describe('the register’s changes', () => {
     await set(DAY2, FLAGS2);
     await padron.refresh();
     expect(padron.state()).toMatchObject({ state: 'ready', rows: DAY2.length, lastImport: { result: 'imported' } });
-    const fecha = fechaOf(Date.parse(padron.state().date!));
+    const fecha = todayInLima(Date.parse(padron.state().date!));
     const page = store.page(all);
     expect(page.cambios).toEqual(changedOn(fecha));
     expect(page.hasNextPage).toBe(false);
