@@ -25,6 +25,7 @@ import { createBudgets, createRedisLink, createStore } from './data/stores.js';
 import type { RedisLink } from './data/redis.js';
 import type { BudgetCounter } from './data/budgets.js';
 import type { Register } from './padron/register.js';
+import { Webhooks } from './webhooks/webhooks.js';
 import { startRegister } from './padron/start.js';
 import { useSignIn } from './pipeline/sign-in.js';
 import { SigningKeys } from './pipeline/signing-keys.js';
@@ -70,7 +71,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const upstream = options.upstream ?? createUpstream(config, metrics, logger);
   const link = createRedisLink(config, { logger, metrics });
   const store = createStore(config, link);
-  const register = config.padron && startRegister(config.padron, logger, (state) => metrics.padron(state));
+  const { register, webhooks } = createRegister(config, { logger, link, metrics });
   const parts: Parts = {
     upstream,
     store,
@@ -80,7 +81,7 @@ export function createApp(config: Config, options: AppOptions): App {
     signInKeys: config.auth && startSigningKeys(config.auth.jwksUrl, logger),
     metrics,
     tracing,
-    register,
+    ...{ register, webhooks },
     lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
     report: new OperationReport({ logger, metrics, tracing }),
@@ -139,6 +140,7 @@ interface Parts {
   lookups: CachedLookups;
   /** SUNAT's register kept by the gateway (PADRON); undefined when it is off. */
   register: Register | undefined;
+  webhooks: Webhooks;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -162,6 +164,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       tracing,
       planToken: config.auth?.planToken,
       register: parts.register,
+      webhooks: parts.webhooks,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -185,7 +188,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, link, apqStore, budgets, signInKeys, register, metrics, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, link, apqStore, budgets, signInKeys, register, webhooks, metrics, tracing, documentCache, report, pluginList } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -215,7 +218,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([upstream.close(), link?.close(), signInKeys?.close(), register?.close(), tracing?.shutdown()]).then(() => undefined),
+        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), tracing?.shutdown()]).then(() => link?.close()),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
@@ -224,6 +227,16 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     ...more,
     pluginList.last,
   ];
+}
+
+/** SUNAT's register (PADRON), and its changes told to subscribers: in Redis with REDIS_URL (the fleet's), else under PADRON_DIR. */
+function createRegister(config: Config, { logger, link, metrics }: { logger: Logger; link: RedisLink | undefined; metrics: Metrics }) {
+  const { redisUrl, redisCluster } = config.cache;
+  const redis = redisUrl ? { url: redisUrl, cluster: redisCluster } : undefined;
+  const { padron } = config;
+  const webhooks = new Webhooks({ settings: config.webhooks, logger, link, redis, dir: padron?.dir, keepMs: (padron?.changesDays ?? 1) * 86_400_000 });
+  const register = padron && startRegister({ ...padron, onChanges: webhooks.onChanges }, logger, (state) => metrics.padron(state));
+  return { register, webhooks };
 }
 
 /** The REST client of config.upstream, its calls, breaker changes and load reported. */

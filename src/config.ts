@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 import { checkPadron, PadronEnv, padronOf, SANDBOX_PADRON, SANDBOX_PADRON_PATH } from './config/padron.js';
 import { deepFreeze, type DeepReadonly } from './config/freeze.js';
+import { WebhooksEnv, webhooksOf } from './config/webhooks.js';
 import { messageOf } from './config/issues.js';
 
 const SPANISH = z.locales.es();
@@ -17,9 +18,7 @@ const count = z.coerce.number().int().min(0);
 const MAX_TTL_MS = 30 * 24 * 3600_000;
 const millisLong = z.coerce.number().int().min(1).max(MAX_TTL_MS);
 
-const ONE_PROCESS =
-  'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
-
+const ONE_PROCESS = 'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
 /**
  * The public environment: every variable the gateway reads, its rule and its default, stated
  * once. docs/configuration.md's table lists exactly these (test/config.test.ts holds the two alike).
@@ -160,9 +159,10 @@ export const EnvSchema = z.object({
     .optional(),
   /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  // Sign-in mode, the plan's token and budgets (src/config/auth.ts); SUNAT's registers (src/config/padron.ts).
+  // Sign-in mode (src/config/auth.ts); SUNAT's registers (src/config/padron.ts); their webhooks (src/config/webhooks.ts).
   ...AuthEnv.shape,
   ...PadronEnv.shape,
+  ...WebhooksEnv.shape,
 });
 
 /** The configuration the code reads, shaped for its readers, derived from the environment in one place. */
@@ -254,6 +254,8 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   auth: authOf(e),
   /** SUNAT's registers kept by the gateway; undefined: off. */
   padron: padronOf(e),
+  /** Subscriptions to the register's changes and their signed deliveries. */
+  webhooks: webhooksOf(e),
 }));
 
 /** The parsed configuration; its type is the schema's output. */
@@ -282,10 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The one GraphQL endpoint: fixed, not a setting, so that clients, docs and messages all name the same path. */
 export const GRAPHQL_PATH = '/graphql';
 
-/**
- * The configuration of an empty environment: the defaults, for a part built without options
- * (a test's client or store). Every default is stated once, in EnvSchema.
- */
+/** The configuration of an empty environment: the defaults, for a part built without options (a test's client or store); stated once, in EnvSchema. */
 export const DEFAULTS: Config = loadConfig({});
 
 /** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's) and registers (PADRON=sandbox). */

@@ -5,6 +5,7 @@ import { sandboxBanner } from './sandbox/banner.js';
 import { SANDBOX_TOKEN } from './sandbox/data.js';
 import { SANDBOX_SUBJECT } from './sandbox/identity.js';
 import { SANDBOX_IDENTITY } from './config/auth.js';
+import type { Received } from './sandbox/receiver.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
 import { createLogger, ignoreStandardStreamErrors, LogOutput } from './telemetry/logger.js';
 
@@ -32,7 +33,7 @@ async function main() {
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(config.auth?.jwksUrl === SANDBOX_IDENTITY);
+  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(config.auth?.jwksUrl === SANDBOX_IDENTITY, logger);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
   config = withUpstream(config, upstreamUrl, SANDBOX_TOKEN);
@@ -56,9 +57,11 @@ async function main() {
 type BuiltinSandbox = Sandbox & { signInToken?: string | undefined };
 
 /** Starts the sandbox (and, signing in, gets its sign-in token). */
-async function startBuiltinSandbox(signsIn: boolean): Promise<BuiltinSandbox> {
-  // Its record serves /__sandbox/stats and nothing else here: a short one.
-  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100 });
+async function startBuiltinSandbox(signsIn: boolean, logger: Logger): Promise<BuiltinSandbox> {
+  // Its record serves /__sandbox/stats and nothing else here: a short one. Its receiver's deliveries are logged, signature and all.
+  const onDelivery = ({ headers, body, status }: Received) =>
+    logger.info({ sandboxReceiver: { ...headers, authorization: headers.authorization && '***', status, body: body.slice(0, 2000) } }, 'sandbox receiver: a signed delivery');
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100, onDelivery });
   const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
   return Object.assign(sandbox, { signInToken });
 }

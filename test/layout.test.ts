@@ -20,7 +20,7 @@ const room = (path: string) => {
 };
 
 /** The floors, top to bottom: a room may import its own floor or one below, never one above. */
-const FLOORS = ['main', 'process', 'app', 'http', 'pipeline', 'schema', 'errors', 'data', 'telemetry', 'sandbox', 'padron', 'upstream', 'config'];
+const FLOORS = ['main', 'process', 'app', 'http', 'pipeline', 'schema', 'webhooks', 'errors', 'data', 'telemetry', 'sandbox', 'padron', 'upstream', 'config'];
 const floor = (name: string) => {
   const at = FLOORS.indexOf(name);
   if (at < 0) throw new Error(`src/${name} is on no floor: add it to FLOORS and docs/architecture.md`);

@@ -79,6 +79,12 @@ export type EstadoComprobante =
   /** Código "0": el comprobante no existe. */
   | 'NO_EXISTE';
 
+/** ENTREGADA: el receptor respondió 2xx. REINTENTANDO: falló y se reintentará. FALLIDA: se reintentó hasta WEBHOOK_RETRY_FOR_MS. */
+export type EstadoEntrega =
+  | 'ENTREGADA'
+  | 'FALLIDA'
+  | 'REINTENTANDO';
+
 /** De dónde vino el registro. */
 export type Fuente =
   /** El padrón público de SUNAT que guarda el gateway. */

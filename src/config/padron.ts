@@ -6,6 +6,8 @@ export const SANDBOX_PADRON = 'sandbox';
 /** Where the sandbox publishes its registers, under SUNAT's file names. */
 export const SANDBOX_PADRON_PATH = '/__sandbox/padron/';
 
+/** How often a gateway on the sandbox's register looks for a new one: a newcomer's `siguiente-dia` is seen within it. */
+export const SANDBOX_REFRESH_MS = 30_000;
 /** Days of the register's changes kept when PADRON_CHANGES_DAYS does not say. */
 export const CHANGES_DAYS = 90;
 
@@ -21,8 +23,8 @@ export const PadronEnv = z.object({
   PADRON_DIR: z.string().min(1).default('./data/padron'),
   /** A register older than this (from its date) is not used: the service answers. @default 172800000 (48 h) */
   PADRON_MAX_AGE_MS: millis.default(48 * 3600_000),
-  /** How often a new register is fetched and imported, in the background. @default 86400000 (24 h) */
-  PADRON_REFRESH_MS: millis.default(24 * 3600_000),
+  /** How often a new register is fetched and imported, in the background. Unset: 24 h; 30 s with PADRON=sandbox (its next day comes on request). */
+  PADRON_REFRESH_MS: millis.optional(),
   /** Threads that run `buscarContribuyentes`, each reading the index on its own; 0: on the event loop. Unset: the machine's cores. */
   PADRON_SEARCH_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   /** Days of the register's changes kept (`cambiosPadron`, `Contribuyente.cambios`). @default 90 */
@@ -41,5 +43,6 @@ export function checkPadron(env: Env, ctx: z.RefinementCtx): void {
 export function padronOf(e: Env) {
   if (e.PADRON === 'off') return undefined;
   const searchThreads = e.PADRON_SEARCH_THREADS ?? availableParallelism();
-  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs: e.PADRON_REFRESH_MS, searchThreads, changesDays: e.PADRON_CHANGES_DAYS };
+  const refreshMs = e.PADRON_REFRESH_MS ?? (e.PADRON === SANDBOX_PADRON ? SANDBOX_REFRESH_MS : 24 * 3600_000);
+  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs, searchThreads, changesDays: e.PADRON_CHANGES_DAYS };
 }

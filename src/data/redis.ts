@@ -82,12 +82,13 @@ export class RedisLink {
   }
 }
 
-function connect({ url, cluster }: RedisLinkOptions): Redis | Cluster {
+export function connect({ url, cluster }: Pick<RedisLinkOptions, 'url' | 'cluster'>, overrides: RedisOptions = {}): Redis | Cluster {
   const options: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(times * 100, 2000),
+    ...overrides,
   };
   if (!cluster) return new Redis(url, options);
   const { hostname, port, username, password, protocol } = new URL(url);
@@ -101,7 +102,7 @@ function connect({ url, cluster }: RedisLinkOptions): Redis | Cluster {
     },
     // Over TLS the certificate names the host, not its address: connect by name (ioredis's advice for managed clusters).
     ...(tls ? { dnsLookup: (address: string, done: (error: null, address: string) => void) => done(null, address) } : {}),
-    enableOfflineQueue: false,
+    enableOfflineQueue: options.enableOfflineQueue,
     clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
     // After a failover the new slot owners are learnt within 2 s even without a MOVED.
     slotsRefreshInterval: 2000,

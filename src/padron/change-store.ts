@@ -187,6 +187,30 @@ export class ChangeStore {
     }
   }
 
+  /** The dates that have changes, after `after` when given, oldest first. */
+  dates(after = ''): string[] {
+    const dates: string[] = [];
+    // One seek per date: from past the last date's keys.
+    for (let from = after ? `d${after}~` : 'd'; ; ) {
+      const [key] = [...this.db.getKeys({ start: from, end: 'd~', limit: 1 })];
+      if (key === undefined) return dates;
+      dates.push(key.slice(1, 11));
+      from = `d${dates.at(-1)}~`;
+    }
+  }
+
+  /** One date's changes, in RUC and type order, grouped by RUC. */
+  ofDate(fecha: string): Map<string, Cambio[]> {
+    const byRuc = new Map<string, Cambio[]>();
+    for (const { key, value } of this.db.getRange({ start: `d${fecha}`, end: `d${fecha}~` })) {
+      const cambio = cambioOf(key, value);
+      const list = byRuc.get(cambio.ruc);
+      if (list) list.push(cambio);
+      else byRuc.set(cambio.ruc, [cambio]);
+    }
+    return byRuc;
+  }
+
   /** A RUC's changes since `desde` (all kept when absent), newest first. */
   ofRuc(ruc: string, desde?: string): Cambio[] {
     const found = [...this.db.getRange({ start: `r${ruc}${desde ?? ''}`, end: `r${ruc}~` })].map(({ key, value }) => cambioOf(key, value));

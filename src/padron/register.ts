@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ChangeStore } from './change-store.js';
-import { recordChanges } from './changes.js';
+import { recordChanges, type Recorded } from './changes.js';
 import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
@@ -27,6 +27,8 @@ export interface RegisterOptions {
   searchThreads?: number;
   /** Days of changes kept (./changes.ts). @default 90 */
   changesDays?: number;
+  /** Told of the change store once opened (no date), then of each date whose changes an import recorded. */
+  onChanges?: (store: ChangeStore, fecha?: string) => void;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -93,6 +95,7 @@ export class Register {
     try {
       // A read-only PADRON_DIR (no lock taken) keeps no changes: none can be recorded there.
       this.changes ??= this.#lock ? await ChangeStore.openOrSay(this.#options.dir, this.#options.logger) : undefined;
+      if (this.changes) this.#options.onChanges?.(this.changes);
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
       this.#current = current;
@@ -162,12 +165,8 @@ export class Register {
         version = now;
       }
     }
-    return {
-      records: page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed)),
-      cursors: page.found.map((f) => f.cursor),
-      hasNextPage: page.hasNextPage,
-      endCursor: page.endCursor,
-    };
+    const records = page.found.map((f) => padronRecord(f.ruc, f.kept, version.meta.dateMs, this.#unnamed));
+    return { records, cursors: page.found.map((f) => f.cursor), hasNextPage: page.hasNextPage, endCursor: page.endCursor };
   }
 
   /** A page of `version`'s search, on a thread when there are threads. */
@@ -231,7 +230,8 @@ export class Register {
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
       const inUse = this.#failing || !this.#current ? undefined : { path: join(this.#options.dir, this.#current.name), dateMs: this.#current.meta.dateMs };
-      const compare = (path: string, { dateMs }: IndexMeta) => recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal);
+      let recorded: Recorded | undefined;
+      const compare = async (path: string, { dateMs }: IndexMeta) => void (recorded = await recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal));
       const version = await this.#versions.write((db, scratch, path) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, snapshot: path }), started, signal, compare);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
@@ -244,6 +244,7 @@ export class Register {
       await this.#versions.removeAllBut(version.name);
       ended();
       logger.info({ padron: this.state() }, 'padron: imported');
+      if (recorded && this.changes) this.#options.onChanges?.(this.changes, recorded.fecha);
       this.#threads?.release();
       this.#threads?.warm();
     } catch (error) {

@@ -5,7 +5,8 @@ import { fail, type Answer } from './records.js';
 import { Outbox } from './outbox.js';
 import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } from './identity.js';
 import { LEGACY_PREFIX, RestService } from './service.js';
-import { sandboxRegisters } from './padron.js';
+import { NEXT_DAY, NEXT_DAY_PATH, sandboxRegisters } from './padron.js';
+import { RECEIVER_PATH, Receiver } from './receiver.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -61,13 +62,21 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       peak: traffic.peakInFlight,
     });
   let identity: SandboxIdentity | undefined;
-  // SUNAT's registers as the sandbox publishes them, dated when it started, built on first ask.
-  const publishedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-  let registers: Promise<Map<string, Buffer>> | undefined;
-  const registersOf = () => (registers ??= sandboxRegisters(publishedAt));
+  // SUNAT's registers as the sandbox publishes them, dated when it started (or asked for its next day), built on first ask.
+  const register = { at: new Date(Math.floor(Date.now() / 1000) * 1000), day: 1 as 1 | 2, zips: undefined as Promise<Map<string, Buffer>> | undefined };
+  const registersOf = () => (register.zips ??= sandboxRegisters(register.at, register.day));
+  const nextDay = () => {
+    // A second after the first at least: the gateway's If-Modified-Since has seconds.
+    Object.assign(register, { at: new Date(Math.max(Math.floor(Date.now() / 1000) * 1000, register.at.getTime() + 1000)), day: 2, zips: undefined });
+    return register.at;
+  };
+  const receiver = new Receiver(options.onDelivery);
   const server = createServer((req, res) => {
-    const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(req.url ?? '') : null;
-    if (file) return void registersOf().then((zips) => servePadron(req, res, zips.get(file[1]!), publishedAt, rest.faults.padron));
+    const path = (req.url ?? '').split('?')[0]!;
+    const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(path) : null;
+    if (file) return void registersOf().then((zips) => servePadron(req, res, zips.get(file[1]!), register.at, rest.faults.padron));
+    if (path === NEXT_DAY_PATH && req.method === 'POST') return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(nextDay()));
+    if (path === RECEIVER_PATH || path.startsWith(`${RECEIVER_PATH}/`)) return receiver.handle(req, res);
     handle(req, res, { rest, traffic, identity }, send);
   });
   const sockets = trackSockets(server);
@@ -98,6 +107,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       rest.faults = { ...next, rates: { ...next.rates } };
     },
     reset: () => traffic.reset(),
+    deliveries: receiver.received,
+    nextDay,
     close: () =>
       new Promise<void>((done) => {
         outbox.clear();
@@ -105,6 +116,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         for (const s of sockets) s.destroy();
       }),
   };
+}
+
+/** What POST /__sandbox/padron/siguiente-dia answers: the new day, and what a gateway with PADRON=sandbox will find changed. */
+function nextDayAnswer(at: Date): string {
+  const { noHabido, moved, gone, joined } = NEXT_DAY;
+  return JSON.stringify({
+    publicadoEn: at.toISOString(),
+    cambios: { CONDICION: noHabido, AGENTE_DE_RETENCION: noHabido, DIRECCION: moved.ruc, SALIDA: gone, ALTA: joined.ruc },
+    nota: 'Un gateway con PADRON=sandbox lo importa en su próxima revisión (PADRON_REFRESH_MS; con el sandbox, cada 30 s).',
+  });
 }
 
 /** One request: the stats route, or a call read whole (within MAX_BODY), answered, recorded and sent. */

@@ -1,3 +1,4 @@
+import type { Received } from './receiver.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SandboxTokenPlan } from './data.js';
 
@@ -19,6 +20,8 @@ export interface SandboxOptions {
   record?: boolean;
   /** Most calls kept in `calls`, the oldest dropped first; `callCount` counts them all. @default 10000 */
   maxRecorded?: number;
+  /** Told of each delivery its webhook receiver takes (./receiver.ts). */
+  onDelivery?: (delivery: Received) => void;
 }
 
 /** Faults a test can switch on at run time; each rate is the chance (0 to 1) that a call gets it. */
@@ -95,5 +98,9 @@ export interface Sandbox {
   setFaults(faults: SandboxFaults): void;
   /** Forgets recorded calls. */
   reset(): void;
+  /** The deliveries its webhook receiver took, newest last. */
+  readonly deliveries: readonly Received[];
+  /** Publishes its register's second day (as POST /__sandbox/padron/siguiente-dia does); the date it is dated. */
+  nextDay(): Date;
   close(): Promise<void>;
 }

@@ -12,12 +12,12 @@ const MAX_PAGE = 1000;
 /** RUCs one page of the feed reads each one's changes of: some 18 µs each, on the event loop, for nothing. */
 const MAX_RUCS = 1000;
 
-const TipoCambio = builder.enumType('TipoCambio', {
+export const TipoCambio = builder.enumType('TipoCambio', {
   description: 'Qué cambió de un RUC entre dos padrones: alta, salida, un dato o una marca (SI/NO) ganada o perdida.',
   values: TIPOS_CAMBIO,
 });
 
-const CambioPadron = builder.objectRef<Cambio>('CambioPadron').implement({
+export const CambioPadron = builder.objectRef<Cambio>('CambioPadron').implement({
   description: 'Un cambio de un RUC visto por el gateway al importar un padrón más nuevo que el que usaba.',
   fields: (t) => ({
     ruc: t.exposeString('ruc'),

@@ -10,6 +10,7 @@ import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Register } from '../padron/register.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
 
@@ -30,6 +31,8 @@ export interface Context {
   readonly state: RequestState;
   /** SUNAT's register kept by the gateway, for searches; undefined when PADRON is off. */
   readonly padron: PadronSearch | undefined;
+  /** Subscriptions to the register's changes: signed webhooks, and the live feed. */
+  readonly webhooks: Webhooks | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
   readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
@@ -49,6 +52,7 @@ export interface ContextOptions {
   planToken?: string | undefined;
   /** SUNAT's register (PADRON), when on: its answers are counted as `localHits`, and it answers searches. */
   register?: PadronSearch | undefined;
+  webhooks?: Webhooks | undefined;
 }
 
 /** What the schema asks of SUNAT's register beyond lookups. */
@@ -72,7 +76,7 @@ function countedIn(state: RequestState, register: PadronSearch | undefined): Loo
 }
 
 export function createContextFactory(options: ContextOptions) {
-  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register } = options;
+  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register, webhooks } = options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
@@ -128,7 +132,7 @@ export function createContextFactory(options: ContextOptions) {
           }
         : {}),
     };
-    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register };
+    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register, webhooks };
   };
 }
 

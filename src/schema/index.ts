@@ -12,6 +12,7 @@ import './empresa.js';
 import './tipo-de-cambio.js';
 import './buscar.js';
 import './cambios.js';
+import './suscripciones.js';
 import './comprobantes.js';
 
 /**

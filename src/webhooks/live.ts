@@ -1,0 +1,36 @@
+import { Repeater, SlidingBuffer } from 'graphql-yoga';
+import type { Cambio, TipoCambio } from '../padron/change-store.js';
+
+/** Changes one live subscriber may have waiting: past it the oldest are dropped, never this process's memory. */
+const BUFFERED = 10_000;
+
+type Listener = (cambio: Cambio) => void;
+
+/** The changes this instance's imports find, pushed to the GraphQL subscriptions (SSE) watching their RUCs. */
+export class LiveChanges {
+  readonly #byRuc = new Map<string, Set<Listener>>();
+
+  get watching(): number {
+    return this.#byRuc.size;
+  }
+
+  publish(cambio: Cambio): void {
+    for (const listener of this.#byRuc.get(cambio.ruc) ?? []) listener(cambio);
+  }
+
+  /** The changes of these RUCs (of these types, or all) from now on, until the caller stops reading. */
+  watch(rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
+    const types = tipos?.length ? new Set(tipos) : undefined;
+    return new Repeater<Cambio>(async (push, stop) => {
+      const listener: Listener = (cambio) => void (types && !types.has(cambio.tipo) ? undefined : push(cambio));
+      const set = new Set(rucs);
+      for (const ruc of set) this.#byRuc.set(ruc, (this.#byRuc.get(ruc) ?? new Set()).add(listener));
+      await stop;
+      for (const ruc of set) {
+        const listeners = this.#byRuc.get(ruc);
+        listeners?.delete(listener);
+        if (listeners?.size === 0) this.#byRuc.delete(ruc);
+      }
+    }, new SlidingBuffer(BUFFERED));
+  }
+}

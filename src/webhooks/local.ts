@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import type { RootDatabase } from 'lmdb';
+import type { Logger } from 'pino';
+import type { WebhookSettings } from '../config/webhooks.js';
+import type { Deliverer } from './attempt.js';
+import { deliver, type Tries } from './delivery.js';
+import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
+
+/** Attempts under way at once: a slow receiver holds one of them, never the others' turn. */
+const AT_ONCE = 32;
+/** How often the outbox looks for messages come due. */
+const TICK_MS = 250;
+
+interface Pending {
+  message: Mensaje;
+  tries: Tries;
+  /** Epoch ms of its next attempt. */
+  dueMs: number;
+}
+
+const subKey = (id: string) => `s/${id}`;
+const rucsKey = (id: string) => `r/${id}`;
+const ownerKey = (owner: string, id: string) => `o/${owner}/${id}`;
+const pendingKey = (sub: string, seq: number) => `m/${sub}/${String(seq).padStart(14, '0')}`;
+const knownKey = (id: string) => `k/${id}`;
+
+/**
+ * One instance's subscriptions and messages (no REDIS_URL), in an LMDB environment under
+ * PADRON_DIR (`webhooks`), written through to disk: a restart loses none. A subscription's
+ * messages go one at a time in their order; different subscriptions' go side by side.
+ */
+export class LocalWebhooks implements SubscriptionStore, Outbox {
+  readonly #busy = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  private constructor(
+    private readonly db: RootDatabase,
+    private readonly deps: { deliverer: Deliverer; settings: WebhookSettings; logger: Logger },
+  ) {}
+
+  static async open(dir: string, deps: LocalWebhooks['deps']): Promise<LocalWebhooks> {
+    const { open } = await import('lmdb');
+    const local = new LocalWebhooks(open({ path: join(dir, 'webhooks'), encoding: 'json', compression: false }), deps);
+    local.#schedule();
+    return local;
+  }
+
+  async ids(owner?: string): Promise<string[]> {
+    const prefix = owner === undefined ? 's/' : `o/${owner}/`;
+    return [...this.db.getKeys({ start: prefix, end: `${prefix}~` })].map((k) => String(k).slice(prefix.length));
+  }
+
+  async get(id: string): Promise<Suscripcion | undefined> {
+    return this.db.get(subKey(id)) as Suscripcion | undefined;
+  }
+
+  async rucsOf(id: string): Promise<string[]> {
+    return (this.db.get(rucsKey(id)) as string[] | undefined) ?? [];
+  }
+
+  async put(sub: Suscripcion, rucs?: readonly string[]): Promise<void> {
+    await this.db.transaction(() => {
+      void this.db.put(subKey(sub.id), sub);
+      if (rucs) void this.db.put(rucsKey(sub.id), rucs);
+      void this.db.put(ownerKey(sub.owner, sub.id), 1);
+    });
+  }
+
+  async remove(id: string, owner: string): Promise<boolean> {
+    const sub = await this.get(id);
+    if (!sub || sub.owner !== owner) return false;
+    await this.db.transaction(() => {
+      void this.db.remove(subKey(id));
+      void this.db.remove(rucsKey(id));
+      void this.db.remove(ownerKey(owner, id));
+      for (const key of this.db.getKeys({ start: `m/${id}/`, end: `m/${id}/~` })) void this.db.remove(key);
+    });
+    return true;
+  }
+
+  async record(id: string, entrega: Entrega): Promise<void> {
+    await this.db.transaction(() => {
+      const sub = this.db.get(subKey(id)) as Suscripcion | undefined;
+      if (sub) void this.db.put(subKey(id), { ...sub, ultimaEntrega: entrega });
+    });
+  }
+
+  async add(messages: Mensaje[]): Promise<void> {
+    const now = Date.now();
+    await this.db.transaction(() => {
+      for (const message of messages) {
+        if (this.db.get(knownKey(message.id)) !== undefined || this.db.get(subKey(message.sub)) === undefined) continue;
+        void this.db.put(knownKey(message.id), now);
+        void this.db.put(pendingKey(message.sub, message.seq), { message, tries: { intentos: 0 }, dueMs: now } satisfies Pending);
+      }
+    });
+    this.#tick();
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => (this.#tick(), this.#schedule()), TICK_MS);
+    this.#timer.unref();
+  }
+
+  /** Starts the first message of each subscription that has come due, while attempts are free. */
+  #tick(): void {
+    const now = Date.now();
+    let from = 'm/';
+    while (!this.#closed && this.#busy.size < AT_ONCE) {
+      const [first] = [...this.db.getRange({ start: from, end: 'm/~', limit: 1 })];
+      if (!first) return;
+      const key = String(first.key);
+      const sub = key.slice(2, key.indexOf('/', 2));
+      // The next subscription's messages start past every key of this one's.
+      from = `m/${sub}0`;
+      const pending = first.value as Pending;
+      if (this.#busy.has(sub) || pending.dueMs > now) continue;
+      this.#busy.add(sub);
+      void this.#attempt(key, pending).finally(() => this.#busy.delete(sub));
+    }
+  }
+
+  async #attempt(key: string, pending: Pending): Promise<void> {
+    try {
+      const settled = await deliver(pending.message, pending.tries, { store: this, ...this.deps });
+      if (this.#closed) return;
+      if (settled.settled) await this.db.remove(key);
+      else await this.db.put(key, { ...pending, tries: settled.tries, dueMs: settled.retryAt } satisfies Pending);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, webhook: { webhookId: pending.message.id } }, 'webhook: the outbox failed; the message stays');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.db.close();
+  }
+}

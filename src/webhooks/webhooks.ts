@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { WebhookSettings } from '../config/webhooks.js';
+import type { RedisLink } from '../data/redis.js';
+import { gatewayError } from '../errors.js';
+import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
+import { isValidRuc } from '../upstream/keys.js';
+import { refusalOf } from './address.js';
+import { Deliverer } from './attempt.js';
+import { LiveChanges } from './live.js';
+import { LocalWebhooks } from './local.js';
+import { publishPending } from './publish.js';
+import { RedisWebhooks } from './redis.js';
+import type { Outbox, SubscriptionStore, Suscripcion } from './types.js';
+
+/** The longest URL taken. */
+const MAX_URL = 2048;
+
+export interface WebhooksOptions {
+  settings: WebhookSettings;
+  logger: Logger;
+  /** A fleet's Redis: subscriptions and messages there. */
+  link?: RedisLink | undefined;
+  redis?: { url: string; cluster: boolean } | undefined;
+  /** PADRON_DIR, with the register on: where this instance's marker (and, without Redis, its subscriptions) are kept. */
+  dir?: string | undefined;
+  /** How long a made message's id is remembered (the changes' days). */
+  keepMs: number;
+}
+
+/** The register's changes told to whom watches them: signed webhooks (subscriptions) and live GraphQL subscriptions. */
+export class Webhooks {
+  readonly live = new LiveChanges();
+  readonly #deliverer: Deliverer;
+  #backend: (SubscriptionStore & Outbox) | undefined;
+  #publishing: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(private readonly options: WebhooksOptions) {
+    this.#deliverer = new Deliverer(options.settings.privateNetworks, options.settings.timeoutMs);
+    const { link, redis, settings, logger, keepMs } = options;
+    if (link && redis) this.#backend = new RedisWebhooks(link, { deliverer: this.#deliverer, settings, logger, keepMs, redis });
+  }
+
+  /**
+   * The register's change store, once this instance holds PADRON_DIR (`fecha` undefined), and
+   * after each import that recorded changes (`fecha`): opens the local store then, and makes the
+   * messages of every date not yet made, one call after another.
+   */
+  readonly onChanges = (changes: ChangeStore, fecha?: string): Promise<void> => {
+    const { dir, logger } = this.options;
+    if (!dir || this.#closed) return Promise.resolve();
+    this.#publishing = this.#publishing
+      .then(async () => {
+        this.#backend ??= await LocalWebhooks.open(dir, { deliverer: this.#deliverer, settings: this.options.settings, logger });
+        if (this.#closed) return;
+        await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, fecha);
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'webhooks: the changes could not be made into messages; the next import tries again'));
+    return this.#publishing;
+  };
+
+  /** Where subscriptions are kept, or why there is nowhere. */
+  #store(): SubscriptionStore {
+    if (this.#backend) return this.#backend;
+    if (!this.options.dir) throw gatewayError('REGISTER_UNAVAILABLE', 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.', { retryable: false });
+    throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).', { retryable: true });
+  }
+
+  async list(owner: string): Promise<Suscripcion[]> {
+    const store = this.#store();
+    const subs = await Promise.all((await store.ids(owner)).map((id) => store.get(id)));
+    return subs.filter((s): s is Suscripcion => s?.owner === owner).sort((a, b) => (a.creadaEn < b.creadaEn ? -1 : 1));
+  }
+
+  /** The caller's subscription `id`; another's, or none, is NOT_FOUND alike. */
+  async own(owner: string, id: string): Promise<Suscripcion> {
+    const sub = /^sus_[\w-]{22}$/.test(id) ? await this.#store().get(id) : undefined;
+    if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', 'No existe una suscripción con ese id.');
+    return sub;
+  }
+
+  rucsOf(id: string): Promise<string[]> {
+    return this.#store().rucsOf(id);
+  }
+
+  async create(owner: string, input: { url: string; rucs: readonly string[]; tipos?: readonly TipoCambio[] | null }): Promise<{ sub: Suscripcion; secreto: string }> {
+    const store = this.#store();
+    const rucs = this.#checkedRucs(input.rucs);
+    await this.#checkUrl(input.url);
+    const max = this.options.settings.maxPerCaller;
+    if ((await store.ids(owner)).length >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    const secreto = `whsec_${randomBytes(32).toString('base64')}`;
+    const sub: Suscripcion = {
+      id: `sus_${randomBytes(16).toString('base64url')}`,
+      owner,
+      url: input.url,
+      tipos: input.tipos?.length ? [...new Set(input.tipos)] : null,
+      cuantos: rucs.length,
+      creadaEn: new Date().toISOString(),
+      secret: secreto,
+    };
+    await store.put(sub, rucs);
+    return { sub, secreto };
+  }
+
+  async change(owner: string, id: string, input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null }): Promise<Suscripcion> {
+    const sub = await this.own(owner, id);
+    if (input.url != null) await this.#checkUrl(input.url);
+    const agregar = this.#checkedRucs(input.agregar ?? [], true);
+    const quitar = new Set(this.#checkedRucs(input.quitar ?? [], true));
+    const changed = agregar.length > 0 || quitar.size > 0;
+    const rucs = changed ? this.#checkedRucs([...(await this.rucsOf(id)).filter((r) => !quitar.has(r)), ...agregar]) : undefined;
+    const next = { ...sub, url: input.url ?? sub.url, cuantos: rucs?.length ?? sub.cuantos };
+    await this.#store().put(next, rucs);
+    return next;
+  }
+
+  async remove(owner: string, id: string): Promise<boolean> {
+    await this.own(owner, id);
+    return this.#store().remove(id, owner);
+  }
+
+  /** The live changes of these RUCs (checked as a subscription's), as this instance's imports find them. */
+  watch(rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
+    return this.live.watch(this.#checkedRucs(rucs), tipos);
+  }
+
+  /** RUCs checked as everywhere, once each, at most WEBHOOK_MAX_RUCS (and at least one, unless `mayBeEmpty`). */
+  #checkedRucs(rucs: readonly string[], mayBeEmpty = false): string[] {
+    const max = this.options.settings.maxRucs;
+    if (rucs.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
+    const wrong = rucs.find((r) => !isValidRuc(r));
+    if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
+    const unique = [...new Set(rucs)];
+    if (unique.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
+    if (!unique.length && !mayBeEmpty) throw gatewayError('INVALID_INPUT', 'rucs: una suscripción vigila al menos un RUC');
+    return unique;
+  }
+
+  async #checkUrl(url: string): Promise<void> {
+    const parsed = url.length <= MAX_URL && URL.canParse(url) ? new URL(url) : undefined;
+    const refusal = parsed ? await refusalOf(parsed, this.options.settings.privateNetworks) : `url: una URL https:// de a lo más ${MAX_URL} caracteres`;
+    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal.replace(/^url: /, '')}`);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#publishing;
+    await this.#backend?.close();
+    await this.#deliverer.close();
+  }
+}
+
+/** A URL as shown to its owner: its credentials (sent as Basic auth) masked. */
+export function shownUrl(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '***';
+  parsed.password = '';
+  return parsed.toString();
+}
