@@ -40,8 +40,8 @@ export const ERROR_CODES = {
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
   OVERLOADED:
     'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable.',
-  NOT_FOUND: `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404).`,
-  OPERATION_NOT_SUPPORTED: 'El gateway atiende query y mutation; las suscripciones no están disponibles.',
+  NOT_FOUND: `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404); o la suscripción (webhook) no existe o no es de quien llama.`,
+  OPERATION_NOT_SUPPORTED: 'Una suscripción pedida sin Accept: text/event-stream (HTTP 406): sus eventos llegan solo por SSE.',
   PERSISTED_QUERY_NOT_FOUND: 'El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash.',
   PERSISTED_QUERY_MISMATCH: 'El hash de la consulta persistida (APQ) no corresponde al documento enviado.',
   DOCUMENT_NOT_TRUSTED: 'Con TRUSTED_DOCUMENTS solo se ejecutan los documentos del manifiesto, por su documentId o su hash (HTTP 400).',

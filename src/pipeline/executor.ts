@@ -117,5 +117,13 @@ export function useExecutor(): Plugin {
       const refusal = incrementalRefusal(args);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
+    // A subscription's events go out over SSE only: asked for anything else, it is refused before it starts.
+    onSubscribe: ({ args, setResultAndStopExecution }) => {
+      const context = args.contextValue as { request?: Request; [ONE_RESULT_ONLY]?: boolean };
+      if (answerMediaType(context.request?.headers.get('accept'), true) === 'text/event-stream' && !context[ONE_RESULT_ONLY]) return;
+      setResultAndStopExecution({ errors: [gatewayError('OPERATION_NOT_SUPPORTED', SUBSCRIPTIONS_OVER_SSE, { extensions: { http: { status: 406 } } })] });
+    },
   };
 }
+
+const SUBSCRIPTIONS_OVER_SSE = 'Las suscripciones llegan por SSE: envíe la operación con Accept: text/event-stream.';

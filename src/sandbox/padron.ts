@@ -115,3 +115,22 @@ function zipOf(entry: string, content: Buffer, at: Date): Promise<Buffer> {
     zip.outputStream.on('error', reject);
   });
 }
+
+/** The registers the sandbox publishes: dated when it started, or when asked for its next day; built on first ask. */
+export class PublishedRegister {
+  at = new Date(Math.floor(Date.now() / 1000) * 1000);
+  #day: 1 | 2 = 1;
+  #zips: Promise<Map<string, Buffer>> | undefined;
+
+  zips(): Promise<Map<string, Buffer>> {
+    return (this.#zips ??= sandboxRegisters(this.at, this.#day));
+  }
+
+  /** Publishes the second day, dated now: a second after the first at least, as If-Modified-Since counts seconds. */
+  nextDay(): Date {
+    this.at = new Date(Math.max(Math.floor(Date.now() / 1000) * 1000, this.at.getTime() + 1000));
+    this.#day = 2;
+    this.#zips = undefined;
+    return this.at;
+  }
+}

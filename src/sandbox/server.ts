@@ -5,7 +5,7 @@ import { fail, type Answer } from './records.js';
 import { Outbox } from './outbox.js';
 import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } from './identity.js';
 import { LEGACY_PREFIX, RestService } from './service.js';
-import { NEXT_DAY, NEXT_DAY_PATH, sandboxRegisters } from './padron.js';
+import { NEXT_DAY, NEXT_DAY_PATH, PublishedRegister } from './padron.js';
 import { RECEIVER_PATH, Receiver } from './receiver.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
@@ -62,20 +62,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       peak: traffic.peakInFlight,
     });
   let identity: SandboxIdentity | undefined;
-  // SUNAT's registers as the sandbox publishes them, dated when it started (or asked for its next day), built on first ask.
-  const register = { at: new Date(Math.floor(Date.now() / 1000) * 1000), day: 1 as 1 | 2, zips: undefined as Promise<Map<string, Buffer>> | undefined };
-  const registersOf = () => (register.zips ??= sandboxRegisters(register.at, register.day));
-  const nextDay = () => {
-    // A second after the first at least: the gateway's If-Modified-Since has seconds.
-    Object.assign(register, { at: new Date(Math.max(Math.floor(Date.now() / 1000) * 1000, register.at.getTime() + 1000)), day: 2, zips: undefined });
-    return register.at;
-  };
+  const register = new PublishedRegister();
   const receiver = new Receiver(options.onDelivery);
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]!;
     const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(path) : null;
-    if (file) return void registersOf().then((zips) => servePadron(req, res, zips.get(file[1]!), register.at, rest.faults.padron));
-    if (path === NEXT_DAY_PATH && req.method === 'POST') return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(nextDay()));
+    if (file) return void register.zips().then((zips) => servePadron(req, res, zips.get(file[1]!), register.at, rest.faults.padron));
+    if (path === NEXT_DAY_PATH && req.method === 'POST') return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(register.nextDay()));
     if (path === RECEIVER_PATH || path.startsWith(`${RECEIVER_PATH}/`)) return receiver.handle(req, res);
     handle(req, res, { rest, traffic, identity }, send);
   });
@@ -108,7 +101,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     reset: () => traffic.reset(),
     deliveries: receiver.received,
-    nextDay,
+    nextDay: () => register.nextDay(),
     close: () =>
       new Promise<void>((done) => {
         outbox.clear();

@@ -13,8 +13,10 @@ afterAll(() => stack.close());
 beforeEach(() => stack.sandbox.reset());
 
 describe('smaller contract gaps', () => {
-  it('answers a subscription with a code of its own, and no call', async () => {
-    const { body } = await stack.gql('subscription { contribuyente(ruc: "20100123453") { ruc } }');
+  it('answers a subscription asked for without SSE with a code of its own, HTTP 406, and no call', async () => {
+    const res = await post(`${stack.url}/graphql`, { query: 'subscription { cambiosPadron(rucs: ["20100123453"]) { ruc } }' });
+    const body = (await res.json()) as { errors?: { extensions: unknown }[] };
+    expect(res.status).toBe(406);
     expect(body.errors?.map((e) => e.extensions)).toEqual([{ code: 'OPERATION_NOT_SUPPORTED', retryable: false }]);
     expect(stack.sandbox.calls).toHaveLength(0);
   });
