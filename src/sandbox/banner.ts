@@ -33,6 +33,8 @@ export function sandboxBanner(url: string, why: string, signInToken?: string): s
       .map(([name, k]) => `${name}=${k.ruc}`)
       .join(' ')}`,
     ...signIn,
+    ` With PADRON=sandbox, its register's next day: curl -s -X POST ${url}/__sandbox/padron/siguiente-dia`,
+    `   and a webhook receiver to subscribe: ${url}/__sandbox/webhooks/recibir (docs/webhooks.md)`,
     '================================================================================',
     '',
   ].join('\n');

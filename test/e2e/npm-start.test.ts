@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { print } from 'graphql';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -168,4 +169,30 @@ describe('`npm start` with PADRON=sandbox: the sandbox’s own registers, in SUN
     expect(cost(again)).toMatchObject({ queries: 0, upstreamCalls: 0, localHits: 1 });
     expect(await calls()).toBe(before);
   });
+
+  it('shows a newcomer, as docs/webhooks.md tells, a signed delivery of the supplier turned NO HABIDO within a minute', async () => {
+    const sandboxUrl = /from (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway!.output())![1]!;
+    expect(gateway!.output()).toContain(`${sandboxUrl}/__sandbox/padron/siguiente-dia`);
+    const created = await once(
+      gateway!.url,
+      `mutation { crearSuscripcion(url: "${sandboxUrl}/__sandbox/webhooks/recibir", rucs: ["20100123453"]) { secreto suscripcion { id } } }`,
+    );
+    expect(created.errors).toBeUndefined();
+    const { secreto, suscripcion } = (created.data as { crearSuscripcion: { secreto: string; suscripcion: { id: string } } }).crearSuscripcion;
+    const asked = Date.now();
+    const nextDay = await fetch(`${sandboxUrl}/__sandbox/padron/siguiente-dia`, { method: 'POST' });
+    expect(((await nextDay.json()) as { cambios: Record<string, string> }).cambios).toMatchObject({ CONDICION: '20100123453' });
+    while (!gateway!.output().includes('sandbox receiver: a signed delivery')) {
+      if (Date.now() - asked > 60_000) throw new Error(`no delivery within a minute: ${gateway!.output().slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const [received] = (await (await fetch(`${sandboxUrl}/__sandbox/webhooks`)).json()) as { headers: Record<string, string>; body: string }[];
+    const event = new Webhook(secreto).verify(received!.body, received!.headers) as { data: { suscripcion: string; cambios: unknown[] } };
+    expect(event.data.suscripcion).toBe(suscripcion.id);
+    expect(event.data.cambios).toEqual([
+      { ruc: '20100123453', tipo: 'CONDICION', antes: 'HABIDO', despues: 'NO HABIDO' },
+      { ruc: '20100123453', tipo: 'AGENTE_DE_RETENCION', antes: 'SI', despues: 'NO' },
+    ]);
+    expect(gateway!.output()).not.toContain(secreto.slice(6));
+  }, 90_000);
 });
