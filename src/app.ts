@@ -56,6 +56,8 @@ export interface App extends HttpApp {
   readonly fastPath: FastPath | undefined;
   /** A stop has begun: `/ready` says 503 from now on, `/health` still 200. */
   stopping(): void;
+  /** The stop takes no new connections: the live feeds (SSE) end, so their answers finish. */
+  endStreams(): void;
   /** Closes the upstream pools, the cache store and tracing. */
   dispose(): Promise<void>;
 }
@@ -122,6 +124,7 @@ export function createApp(config: Config, options: AppOptions): App {
     graphiql: config.graphiql,
     knowsDocument: parts.documentCache.knows,
     stopping: () => void (stopping = true),
+    endStreams: () => parts.webhooks.live.end(),
     dispose: async () => void (await yoga.dispose()),
   };
 }

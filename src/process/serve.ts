@@ -97,6 +97,7 @@ async function stop(
   // Stop accepting; idle keep-alive sockets close now, busy ones after their answer.
   server.close();
   server.closeIdleConnections();
+  app.endStreams();
   // The operations port stays open until exit: /ready says 503, /health 200, while the work in flight finishes.
   const drained = await waitForDrain(inFlight, config.shutdownTimeoutMs);
   if (!drained) logger.warn({ inFlight: inFlight.count }, 'shutdown deadline passed; closing the remaining connections');

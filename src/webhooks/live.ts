@@ -9,6 +9,8 @@ type Listener = (cambio: Cambio) => void;
 /** The changes this instance's imports find, pushed to the GraphQL subscriptions (SSE) watching their RUCs. */
 export class LiveChanges {
   readonly #byRuc = new Map<string, Set<Listener>>();
+  /** Ends each feed: a stopping gateway lets its SSE answers finish rather than wait out the drain. */
+  readonly #enders = new Set<() => void>();
 
   get watching(): number {
     return this.#byRuc.size;
@@ -18,6 +20,11 @@ export class LiveChanges {
     for (const listener of this.#byRuc.get(cambio.ruc) ?? []) listener(cambio);
   }
 
+  /** Ends every feed (the gateway stops). */
+  end(): void {
+    for (const end of this.#enders) end();
+  }
+
   /** The changes of these RUCs (of these types, or all) from now on, until the caller stops reading. */
   watch(rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
     const types = tipos?.length ? new Set(tipos) : undefined;
@@ -25,7 +32,10 @@ export class LiveChanges {
       const listener: Listener = (cambio) => void (types && !types.has(cambio.tipo) ? undefined : push(cambio));
       const set = new Set(rucs);
       for (const ruc of set) this.#byRuc.set(ruc, (this.#byRuc.get(ruc) ?? new Set()).add(listener));
+      const end = () => stop();
+      this.#enders.add(end);
       await stop;
+      this.#enders.delete(end);
       for (const ruc of set) {
         const listeners = this.#byRuc.get(ruc);
         listeners?.delete(listener);

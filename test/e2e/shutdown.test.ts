@@ -1,4 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { freePort, slowLookup, spawnGateway } from '../helpers.js';
@@ -38,6 +41,30 @@ describe('graceful shutdown', () => {
     expect(gw.output()).toContain('shutting down');
     expect(gw.output()).toContain('"msg":"stopped"');
   });
+
+  it('ends a live feed (SSE) at once on SIGTERM: its answer finishes, the drain does not wait out SHUTDOWN_TIMEOUT_MS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shutdown-sse-'));
+    try {
+      const gw = await spawnGateway({ PADRON: 'sandbox', PADRON_DIR: dir, SHUTDOWN_TIMEOUT_MS: '20000' });
+      children.push(gw.child);
+      const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
+      const res = await fetch(gw.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: 'subscription { cambiosPadron(rucs: ["20100123453"]) { ruc } }' }),
+      });
+      expect(res.status).toBe(200);
+      const text = res.text();
+      const signalled = Date.now();
+      gw.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(5_000);
+      expect(await text).toContain('event: complete');
+      expect(gw.output()).not.toContain('shutdown deadline passed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('on SIGINT with an answer slower than SHUTDOWN_TIMEOUT_MS, gives up at the deadline and still exits 0', async () => {
     const gw = await spawnGateway({ UPSTREAM_URL: sandbox.url, SHUTDOWN_TIMEOUT_MS: '200' });
