@@ -237,7 +237,7 @@ function createRegister(config: Config, { logger, link, metrics }: { logger: Log
   const { redisUrl, redisCluster } = config.cache;
   const redis = redisUrl ? { url: redisUrl, cluster: redisCluster } : undefined;
   const { padron } = config;
-  const webhooks = new Webhooks({ settings: config.webhooks, logger, link, redis, dir: padron?.dir, keepMs: (padron?.changesDays ?? 1) * 86_400_000 });
+  const webhooks = new Webhooks({ settings: config.webhooks, logger, metrics, link, redis, dir: padron?.dir, keepMs: (padron?.changesDays ?? 1) * 86_400_000 });
   const register = padron && startRegister({ ...padron, onChanges: webhooks.onChanges }, logger, (state) => metrics.padron(state));
   return { register, webhooks };
 }

@@ -96,6 +96,12 @@ export class Metrics {
     help: 'Requests answered by the node:http fast path (JSON POSTs); the rest go through Yoga',
     registers: [this.registry],
   });
+  readonly #webhookAttempts = new Counter({
+    name: 'gateway_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (to be retried), failed (retried out), gone (410: subscription deleted); never the URL',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open',
@@ -197,6 +203,10 @@ export class Metrics {
 
   signInRefused(reason: string) {
     this.#signInRefusals.inc({ reason });
+  }
+
+  webhookAttempt(outcome: 'delivered' | 'retry' | 'failed' | 'gone') {
+    this.#webhookAttempts.inc({ outcome });
   }
 
   fastPath() {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import type { Deliverer } from './attempt.js';
 import type { Entrega, Mensaje, SubscriptionStore } from './types.js';
 
@@ -18,13 +19,21 @@ export function nextTry(tries: Required<Tries>, nowMs: number, settings: Pick<We
   return at - tries.primerMs <= settings.retryForMs ? at : undefined;
 }
 
+/** What an attempt needs besides the subscription's store. */
+export interface DeliveryDeps {
+  deliverer: Deliverer;
+  settings: WebhookSettings;
+  logger: Logger;
+  metrics?: Metrics | undefined;
+}
+
 /** One attempt at a message, whichever queue holds it: its outcome noted on the subscription (`ultimaEntrega`), never its answer. */
 export async function deliver(
   message: Mensaje,
   tries: Tries,
-  deps: { store: SubscriptionStore; deliverer: Deliverer; settings: WebhookSettings; logger: Logger },
+  deps: DeliveryDeps & { store: SubscriptionStore },
 ): Promise<Settled> {
-  const { store, deliverer, settings, logger } = deps;
+  const { store, deliverer, settings, logger, metrics } = deps;
   const sub = await store.get(message.sub);
   // A subscription deleted meanwhile takes its messages with it.
   if (!sub) return { settled: true };
@@ -35,6 +44,7 @@ export async function deliver(
   const estado: Entrega['estado'] = result.outcome === 'delivered' ? 'ENTREGADA' : retryAt ? 'REINTENTANDO' : 'FALLIDA';
   const entrega: Entrega = { webhookId: message.id, fecha: message.fecha, estado, intentos: done.intentos, codigoHttp: result.status, en: new Date(now).toISOString() };
   const said = { webhook: { suscripcion: sub.id, webhookId: message.id, fecha: message.fecha, estado, intentos: done.intentos, codigoHttp: result.status, error: result.error } };
+  metrics?.webhookAttempt(result.outcome === 'gone' ? 'gone' : estado === 'ENTREGADA' ? 'delivered' : estado === 'FALLIDA' ? 'failed' : 'retry');
   if (result.outcome === 'gone') {
     await store.remove(sub.id, sub.owner);
     logger.info(said, 'webhook: the receiver answered 410; its subscription is deleted');

@@ -1,9 +1,6 @@
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import type { Logger } from 'pino';
-import type { WebhookSettings } from '../config/webhooks.js';
-import type { Deliverer } from './attempt.js';
-import { deliver, type Tries } from './delivery.js';
+import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
 import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
 /** Attempts under way at once: a slow receiver holds one of them, never the others' turn. */
@@ -36,7 +33,7 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
 
   private constructor(
     private readonly db: RootDatabase,
-    private readonly deps: { deliverer: Deliverer; settings: WebhookSettings; logger: Logger },
+    private readonly deps: DeliveryDeps,
   ) {}
 
   static async open(dir: string, deps: LocalWebhooks['deps']): Promise<LocalWebhooks> {

@@ -1,9 +1,6 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
-import type { Logger } from 'pino';
-import type { WebhookSettings } from '../config/webhooks.js';
 import { connect, type RedisLink } from '../data/redis.js';
-import type { Deliverer } from './attempt.js';
-import { deliver, type Tries } from './delivery.js';
+import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
 import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
 /** Every key of the webhooks in one hash slot (`{wh}`): a Redis Cluster serves BullMQ's scripts and our transactions alike. */
@@ -40,7 +37,7 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
 
   constructor(
     private readonly link: RedisLink,
-    private readonly deps: { deliverer: Deliverer; settings: WebhookSettings; logger: Logger; keepMs: number; redis: { url: string; cluster: boolean } },
+    private readonly deps: DeliveryDeps & { keepMs: number; redis: { url: string; cluster: boolean } },
   ) {
     // Connections of their own: BullMQ's commands wait for Redis rather than fail, as its blocking reads require.
     const connection = () => connect(deps.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true }).on('error', () => undefined);

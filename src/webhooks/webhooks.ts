@@ -6,7 +6,9 @@ import { gatewayError } from '../errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
 import { isValidRuc } from '../upstream/keys.js';
 import { refusalOf } from './address.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { Deliverer } from './attempt.js';
+import type { DeliveryDeps } from './delivery.js';
 import { LiveChanges } from './live.js';
 import { LocalWebhooks } from './local.js';
 import { publishPending } from './publish.js';
@@ -26,6 +28,7 @@ export interface WebhooksOptions {
   dir?: string | undefined;
   /** How long a made message's id is remembered (the changes' days). */
   keepMs: number;
+  metrics?: Metrics | undefined;
 }
 
 /** The register's changes told to whom watches them: signed webhooks (subscriptions) and live GraphQL subscriptions. */
@@ -38,8 +41,8 @@ export class Webhooks {
 
   constructor(private readonly options: WebhooksOptions) {
     this.#deliverer = new Deliverer(options.settings.privateNetworks, options.settings.timeoutMs);
-    const { link, redis, settings, logger, keepMs } = options;
-    if (link && redis) this.#backend = new RedisWebhooks(link, { deliverer: this.#deliverer, settings, logger, keepMs, redis });
+    const { link, redis, keepMs } = options;
+    if (link && redis) this.#backend = new RedisWebhooks(link, { ...this.#deps(), keepMs, redis });
   }
 
   /**
@@ -52,13 +55,18 @@ export class Webhooks {
     if (!dir || this.#closed) return Promise.resolve();
     this.#publishing = this.#publishing
       .then(async () => {
-        this.#backend ??= await LocalWebhooks.open(dir, { deliverer: this.#deliverer, settings: this.options.settings, logger });
+        this.#backend ??= await LocalWebhooks.open(dir, this.#deps());
         if (this.#closed) return;
         await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, fecha);
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'webhooks: the changes could not be made into messages; the next import tries again'));
     return this.#publishing;
   };
+
+  #deps(): DeliveryDeps {
+    const { settings, logger, metrics } = this.options;
+    return { deliverer: this.#deliverer, settings, logger, metrics };
+  }
 
   /** Where subscriptions are kept, or why there is nowhere. */
   #store(): SubscriptionStore {

@@ -257,8 +257,16 @@ describe('the live feed (SSE)', () => {
 });
 
 describe('secrets', () => {
-  it('writes no secret, token or URL credential in the log', () => {
-    const logs = stack.logs.join('');
+  it('counts the attempts by outcome in /metrics', async () => {
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    const count = (outcome: string) => Number(new RegExp(`^gateway_webhook_attempts_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+    expect(count('delivered')).toBeGreaterThanOrEqual(4);
+    expect(count('retry')).toBeGreaterThanOrEqual(3);
+    expect(count('gone')).toBe(1);
+  });
+
+  it('writes no secret, token or URL credential in the log, /metrics or /health', async () => {
+    const logs = stack.logs.join('') + (await (await fetch(`${stack.url}/metrics`)).text()) + (await (await fetch(`${stack.url}/health`)).text());
     expect(logs).toMatch(/webhook: delivered/);
     for (const { secreto } of Object.values(subs)) {
       expect(logs).not.toContain(secreto);
