@@ -95,18 +95,7 @@ export function createApp(config: Config, options: AppOptions): App {
     ...yogaOptions(config, options, parts),
     plugins: plugins(config, parts, options.plugins ?? []),
   });
-  // The node:http fast path for JSON POSTs, through the same plugins (src/http/fast-path.ts).
-  const fastPath = config.httpFastPath
-    ? createFastPath(yoga, {
-        ...parts,
-        graphqlPath: GRAPHQL_PATH,
-        plugins: parts.pluginList.between(),
-        maskError,
-        isDev: config.nodeEnv === 'development',
-        logError: parts.logging.error,
-        onTaken: () => metrics.fastPath(),
-      })
-    : undefined;
+  const fastPath = config.httpFastPath ? fastPathOf(config, yoga, parts) : undefined;
   let stopping = false;
   const readiness = coalesced(readinessOf(upstream, store, parts.signInKeys, parts.budgets && link));
   return {
@@ -127,6 +116,19 @@ export function createApp(config: Config, options: AppOptions): App {
     endStreams: () => parts.webhooks.live.end(),
     dispose: async () => void (await yoga.dispose()),
   };
+}
+
+/** The node:http fast path for JSON POSTs, through the same plugins (src/http/fast-path.ts). */
+function fastPathOf(config: Config, yoga: Yoga, parts: Parts): FastPath {
+  return createFastPath(yoga, {
+    ...parts,
+    graphqlPath: GRAPHQL_PATH,
+    plugins: parts.pluginList.between(),
+    maskError,
+    isDev: config.nodeEnv === 'development',
+    logError: parts.logging.error,
+    onTaken: () => parts.metrics.fastPath(),
+  });
 }
 
 /** What the plugins and the fast path share. */

@@ -35,9 +35,9 @@ export type ErrorCode =
   | 'INTERNAL_SERVER_ERROR'
   /** Entrada inválida: se rechaza localmente (sin consumir consultas) o la rechazó el servicio (HTTP 400). */
   | 'INVALID_INPUT'
-  /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404). */
+  /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404); o la suscripción (webhook) no existe o no es de quien llama. */
   | 'NOT_FOUND'
-  /** El gateway atiende query y mutation; las suscripciones no están disponibles. */
+  /** Una suscripción pedida sin Accept: text/event-stream (HTTP 406): sus eventos llegan solo por SSE. */
   | 'OPERATION_NOT_SUPPORTED'
   /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable. */
   | 'OVERLOADED'

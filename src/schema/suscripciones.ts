@@ -1,6 +1,9 @@
 import { gatewayError } from '../errors.js';
+import { UpstreamHttpError } from '../upstream/errors.js';
+import { LOOKUPS } from '../upstream/lookups.js';
 import type { Entrega, Suscripcion as Kept } from '../webhooks/types.js';
 import { shownUrl, type Webhooks } from '../webhooks/webhooks.js';
+import { billed } from './billed.js';
 import { builder } from './builder.js';
 import { CambioPadron, TipoCambio } from './cambios.js';
 import type { Context } from './context.js';
@@ -55,6 +58,18 @@ function ownerOf(ctx: Context): string {
   return `${ctx.state.signedIn ? 's' : 't'}.${caller}`;
 }
 
+/**
+ * A token is a caller only if the service takes it: anyone may send a made-up one, and each could
+ * hold subscriptions. One lookup proves it, paid as any (a record, or none found: the plan answered).
+ */
+async function vouchFor(ctx: Context, ruc: string): Promise<void> {
+  try {
+    await ctx.upstream.lookup('ruc', ruc, ctx.call);
+  } catch (error) {
+    if (!(error instanceof UpstreamHttpError && (error.reason === 'document_not_found' || error.reason === 'quota_exceeded'))) throw error;
+  }
+}
+
 builder.queryFields((t) => ({
   suscripciones: t.field({
     type: [SuscripcionRef],
@@ -66,13 +81,17 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   crearSuscripcion: t.field({
     type: SuscripcionCreada,
-    description: 'Vigila RUC: cada cambio del padrón que los toque se envía a la URL, firmado (Standard Webhooks). El secreto se muestra solo aquí. Costo: 0.',
+    ...billed(
+      'Vigila RUC: cada cambio del padrón que los toque se envía a la URL, firmado (Standard Webhooks). El secreto se muestra solo aquí. ' +
+        'REST: POST /ruc del primer RUC, solo si el token no tiene otra suscripción (prueba ante el servicio que es de un plan; nunca con inicio de sesión); si no, 0.',
+      { weight: LOOKUPS.ruc.price },
+    ),
     args: {
       url: t.arg.string({ required: true, description: 'https:// a una dirección pública.' }),
       rucs: t.arg.stringList({ required: true }),
       tipos: t.arg({ type: [TipoCambio], required: false, description: 'Ausente o vacío: todos.' }),
     },
-    resolve: (_root, args, ctx) => webhooksOf(ctx).create(ownerOf(ctx), args),
+    resolve: (_root, args, ctx) => webhooksOf(ctx).create(ownerOf(ctx), args, ctx.state.signedIn ? undefined : (ruc) => vouchFor(ctx, ruc)),
   }),
   cambiarSuscripcion: t.field({
     type: SuscripcionRef,

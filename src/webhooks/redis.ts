@@ -1,4 +1,5 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import { connect, type RedisLink } from '../data/redis.js';
 import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
 import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
@@ -17,6 +18,8 @@ const AT_ONCE = 32;
 /** A message waiting behind an earlier one of its subscription looks again after this, doubled each time, to WAIT_MAX_MS. */
 const WAIT_FIRST_MS = 1000;
 const WAIT_MAX_MS = 10 * 60_000;
+/** How long a close waits for BullMQ before it drops the connections. */
+const CLOSE_WITHIN_MS = 2_000;
 
 interface JobData {
   message: Mensaje;
@@ -34,13 +37,19 @@ interface JobData {
 export class RedisWebhooks implements SubscriptionStore, Outbox {
   readonly #queue: Queue<JobData>;
   readonly #worker: Worker<JobData>;
+  readonly #connections: (Redis | Cluster)[] = [];
+  #saidAt = 0;
 
   constructor(
     private readonly link: RedisLink,
     private readonly deps: DeliveryDeps & { keepMs: number; redis: { url: string; cluster: boolean } },
   ) {
     // Connections of their own: BullMQ's commands wait for Redis rather than fail, as its blocking reads require.
-    const connection = () => connect(deps.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true }).on('error', () => undefined);
+    const connection = () => {
+      const made = connect(deps.redis, { maxRetriesPerRequest: null, enableOfflineQueue: true }).on('error', () => undefined);
+      this.#connections.push(made);
+      return made;
+    };
     const age = Math.ceil(deps.keepMs / 1000);
     this.#queue = new Queue<JobData>(QUEUE, {
       connection: connection(),
@@ -55,7 +64,12 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
       lockDuration: deps.settings.timeoutMs + 30_000,
     });
     this.#queue.on('error', () => undefined);
-    this.#worker.on('error', (error) => deps.logger.warn({ err: { message: error.message } }, 'webhook: the queue in Redis failed; it tries again'));
+    // Said once a minute at most: a Redis gone for an hour is not a thousand lines.
+    this.#worker.on('error', (error) => {
+      if (Date.now() - this.#saidAt < 60_000) return;
+      this.#saidAt = Date.now();
+      deps.logger.warn({ err: { message: error.message } }, 'webhook: the queue in Redis failed; it tries again');
+    });
   }
 
   async ids(owner?: string): Promise<string[]> {
@@ -127,7 +141,11 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
     }
   }
 
+  /** Stops taking jobs; one under way stays locked and is taken up again (stalled) by a live instance. Bounded: Redis may be gone. */
   async close(): Promise<void> {
-    await Promise.allSettled([this.#worker.close(), this.#queue.close()]);
+    const closed = Promise.allSettled([this.#worker.close(true), this.#queue.close()]);
+    const timer = new Promise((resolve) => setTimeout(resolve, CLOSE_WITHIN_MS).unref());
+    await Promise.race([closed, timer]);
+    for (const connection of this.#connections) connection.disconnect();
   }
 }

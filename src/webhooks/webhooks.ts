@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
 import type { RedisLink } from '../data/redis.js';
+import { GraphQLError } from 'graphql';
 import { gatewayError } from '../errors.js';
+import { UpstreamError } from '../upstream/errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
 import { isValidRuc } from '../upstream/keys.js';
 import { refusalOf } from './address.js';
@@ -17,6 +19,8 @@ import type { Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
 /** The longest URL taken. */
 const MAX_URL = 2048;
+/** Messages that could not be made (Redis away, say) are made again after this, not at the next import a day later. */
+const RETRY_PUBLISH_MS = 60_000;
 
 export interface WebhooksOptions {
   settings: WebhookSettings;
@@ -59,7 +63,10 @@ export class Webhooks {
         if (this.#closed) return;
         await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, fecha);
       })
-      .catch((error: unknown) => logger.warn({ err: error }, 'webhooks: the changes could not be made into messages; the next import tries again'));
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, `webhooks: the changes could not be made into messages; tried again in ${RETRY_PUBLISH_MS / 1000} s`);
+        if (!this.#closed) setTimeout(() => void this.onChanges(changes), RETRY_PUBLISH_MS).unref();
+      });
     return this.#publishing;
   };
 
@@ -75,29 +82,55 @@ export class Webhooks {
     throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).', { retryable: true });
   }
 
-  async list(owner: string): Promise<Suscripcion[]> {
-    const store = this.#store();
-    const subs = await Promise.all((await store.ids(owner)).map((id) => store.get(id)));
-    return subs.filter((s): s is Suscripcion => s?.owner === owner).sort((a, b) => (a.creadaEn < b.creadaEn ? -1 : 1));
+  /** A store's failure (Redis away, a disk error) as the caller sees it: retryable, its cause only in the log. */
+  async #guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof GraphQLError || error instanceof UpstreamError) throw error;
+      this.options.logger.warn({ err: error }, 'webhooks: the subscriptions store failed');
+      throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones no están disponibles ahora (su almacén no responde): reintente.', { retryable: true });
+    }
+  }
+
+  list(owner: string): Promise<Suscripcion[]> {
+    return this.#guard(async () => {
+      const store = this.#store();
+      const subs = await Promise.all((await store.ids(owner)).map((id) => store.get(id)));
+      return subs.filter((s): s is Suscripcion => s?.owner === owner).sort((a, b) => (a.creadaEn < b.creadaEn ? -1 : 1));
+    });
   }
 
   /** The caller's subscription `id`; another's, or none, is NOT_FOUND alike. */
-  async own(owner: string, id: string): Promise<Suscripcion> {
-    const sub = /^sus_[\w-]{22}$/.test(id) ? await this.#store().get(id) : undefined;
-    if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', 'No existe una suscripción con ese id.');
-    return sub;
+  own(owner: string, id: string): Promise<Suscripcion> {
+    return this.#guard(async () => {
+      const sub = /^sus_[\w-]{22}$/.test(id) ? await this.#store().get(id) : undefined;
+      if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', 'No existe una suscripción con ese id.');
+      return sub;
+    });
   }
 
   rucsOf(id: string): Promise<string[]> {
-    return this.#store().rucsOf(id);
+    return this.#guard(() => this.#store().rucsOf(id));
   }
 
-  async create(owner: string, input: { url: string; rucs: readonly string[]; tipos?: readonly TipoCambio[] | null }): Promise<{ sub: Suscripcion; secreto: string }> {
+  /** A new subscription; `vouch`, for a caller that holds none yet, proves with the service that the caller is one (a made-up token is none). */
+  async create(
+    owner: string,
+    input: { url: string; rucs: readonly string[]; tipos?: readonly TipoCambio[] | null },
+    vouch?: (ruc: string) => Promise<void>,
+  ): Promise<{ sub: Suscripcion; secreto: string }> {
+    return this.#guard(() => this.#create(owner, input, vouch));
+  }
+
+  async #create(owner: string, input: Parameters<Webhooks['create']>[1], vouch?: (ruc: string) => Promise<void>): Promise<{ sub: Suscripcion; secreto: string }> {
     const store = this.#store();
     const rucs = this.#checkedRucs(input.rucs);
     await this.#checkUrl(input.url);
     const max = this.options.settings.maxPerCaller;
-    if ((await store.ids(owner)).length >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    const held = (await store.ids(owner)).length;
+    if (held >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    if (held === 0) await vouch?.(rucs[0]!);
     const secreto = `whsec_${randomBytes(32).toString('base64')}`;
     const sub: Suscripcion = {
       id: `sus_${randomBytes(16).toString('base64url')}`,
@@ -112,7 +145,11 @@ export class Webhooks {
     return { sub, secreto };
   }
 
-  async change(owner: string, id: string, input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null }): Promise<Suscripcion> {
+  change(owner: string, id: string, input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null }): Promise<Suscripcion> {
+    return this.#guard(() => this.#change(owner, id, input));
+  }
+
+  async #change(owner: string, id: string, input: Parameters<Webhooks['change']>[2]): Promise<Suscripcion> {
     const sub = await this.own(owner, id);
     if (input.url != null) await this.#checkUrl(input.url);
     const agregar = this.#checkedRucs(input.agregar ?? [], true);
@@ -124,9 +161,11 @@ export class Webhooks {
     return next;
   }
 
-  async remove(owner: string, id: string): Promise<boolean> {
-    await this.own(owner, id);
-    return this.#store().remove(id, owner);
+  remove(owner: string, id: string): Promise<boolean> {
+    return this.#guard(async () => {
+      await this.own(owner, id);
+      return this.#store().remove(id, owner);
+    });
   }
 
   /** The live changes of these RUCs (checked as a subscription's), as this instance's imports find them. */

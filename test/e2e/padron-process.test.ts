@@ -127,7 +127,7 @@ describe('the register in a gateway process', () => {
       g = await start(dir, 600_000);
       expect(await until(g, (p) => p.state === 'ready', 5_000)).toMatchObject({ rows: ready.rows });
       // What the killed downloads left is gone too.
-      expect(readdirSync(dir).sort()).toEqual(['changes', 'current', 'lock', named]);
+      expect(readdirSync(dir).sort()).toEqual(['changes', 'current', 'lock', named, 'webhooks', 'webhooks-published']);
       expect(await ask(g, 54_321)).toMatchObject({ contribuyente: { fuente: 'PADRON' } });
       expect(sandbox.callsTo('/ruc')).toHaveLength(0);
     } finally {
@@ -152,7 +152,7 @@ describe('the register in a gateway process', () => {
       expect(await ask(a, 7)).toMatchObject({ contribuyente: { fuente: 'PADRON' } });
       expect(sandbox.callsTo('/ruc')).toHaveLength(1);
       expect(readFileSync(join(dir, 'current'), 'utf8')).toBe(named);
-      expect(readdirSync(dir).sort()).toEqual(['changes', 'current', 'lock', named]);
+      expect(readdirSync(dir).sort()).toEqual(['changes', 'current', 'lock', named, 'webhooks', 'webhooks-published']);
     } finally {
       await b?.stop();
       await a.stop();

@@ -126,7 +126,17 @@ describe('a shared Redis cache (a real redis-server)', () => {
     expect(sandbox.callsTo('/ruc')).toHaveLength(2);
     const keys = await inspect.keys('*');
     expect(keys.length).toBeGreaterThan(0);
-    const dump = keys.join('\n') + (await Promise.all(keys.map((k) => inspect.get(k)))).join('\n');
+    // Every key of every kind: the lookups' strings, the webhooks' sets and BullMQ's queue.
+    const valueOf = async (k: string): Promise<unknown> => {
+      const type = await inspect.type(k);
+      if (type === 'string') return inspect.get(k);
+      if (type === 'hash') return inspect.hgetall(k);
+      if (type === 'set') return inspect.smembers(k);
+      if (type === 'zset') return inspect.zrange(k, '0', '-1');
+      if (type === 'list') return inspect.lrange(k, 0, -1);
+      return inspect.xrange(k, '-', '+');
+    };
+    const dump = keys.join('\n') + JSON.stringify(await Promise.all(keys.map(valueOf)));
     expect(dump).not.toContain('sandbox-pro');
     expect(dump).not.toContain('sandbox-free');
   });

@@ -93,6 +93,25 @@ describe('two instances sharing REDIS_URL', () => {
   });
 });
 
+describe('Redis away', () => {
+  it('answers the subscriptions REGISTER_UNAVAILABLE, retryable, serves the rest, and takes them again once it is back', async () => {
+    const mirror = await mirrorOf(DAY1, FLAGS1);
+    const stack = await startStack({ sharedSandbox: sandbox, env: { REDIS_URL: redis.url, PADRON: mirror.url, PADRON_DIR: dir(), WEBHOOK_PRIVATE_NETWORKS: 'allow' } });
+    try {
+      await redis.stop();
+      const refused = (await stack.gql('{ suscripciones { id } }')).body;
+      expect(refused.errors?.map((e) => e.extensions)).toEqual([{ code: 'REGISTER_UNAVAILABLE', retryable: true }]);
+      expect(JSON.stringify(refused)).not.toContain('ECONNREFUSED');
+      expect((await stack.gql('{ __typename }')).body).toEqual(expect.objectContaining({ data: { __typename: 'Query' } }));
+      await redis.start();
+      await until(async () => (await stack.gql('{ suscripciones { id } }')).body.errors === undefined, 'the subscriptions back with Redis');
+    } finally {
+      await stack.close();
+      mirror.server.close();
+    }
+  }, 60_000);
+});
+
 describe('a gateway killed with a message pending', () => {
   let first: SpawnedGateway | undefined;
   let second: SpawnedGateway | undefined;

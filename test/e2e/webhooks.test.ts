@@ -23,7 +23,7 @@ const LIST = `{ suscripciones { id url rucs tipos ultimaEntrega { webhookId fech
 type Entrega = { webhookId: string; fecha: string; estado: string; intentos: number; codigoHttp: number | null; en: string };
 type Listed = { id: string; url: string; rucs: string[]; tipos: string[] | null; ultimaEntrega: Entrega | null };
 type Created = { secreto: string; suscripcion: { id: string; url: string; tipos: string[] | null; rucs: string[] } };
-type Body<T> = { data?: T | null; errors?: { message: string; extensions: Record<string, unknown> }[] };
+type Body<T> = { data?: T | null; errors?: { message: string; extensions: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
 
 let sandbox: Sandbox;
 let dir: string;
@@ -138,7 +138,8 @@ describe('a subscription’s delivery', () => {
     expect(() => new Webhook(subs.ok!.secreto).verify(taken!.body.replace('NO HABIDO', 'HABIDO!!!'), taken!.headers)).toThrow();
   });
 
-  it('carries exactly the changes of the RUCs it watches, in RUC and type order, for nothing and with no call', () => {
+  it('carries exactly the changes of the RUCs it watches, in RUC and type order, for nothing and with no call', async () => {
+    await until(() => receiver.to('/other').length > 0, 'a delivery to /other');
     const event = verified('ok', receiver.to('/ok')[0]!);
     expect(event.data.suscripcion).toBe(subs.ok!.suscripcion.id);
     expect(event.data.cambios).toEqual(expected([ruc(5), ruc(8), ruc(9)]));
@@ -214,6 +215,21 @@ describe('ownership', () => {
     const removed = (await stack.gql(`mutation($id: ID!) { eliminarSuscripcion(id: $id) }`, { id }, { token: OTHER })).body as Body<{ eliminarSuscripcion: boolean }>;
     expect(removed.data!.eliminarSuscripcion).toBe(true);
     expect((await list(OTHER)).data!.suscripciones).toEqual([]);
+  });
+
+  it('takes a made-up token for no caller: its first subscription pays one /ruc, which the service refuses; a plan’s, the next ones nothing', async () => {
+    sandbox.reset();
+    const fake = await create({ url: `${receiver.url}/x`, rucs: [ruc(1)] }, 'token-inventado');
+    expect(codes(fake)).toEqual(['UNAUTHENTICATED']);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+    expect((await list('token-inventado')).data!.suscripciones).toEqual([]);
+    const first = (await stack.gql(CREATE, { url: `${receiver.url}/x`, rucs: [ruc(1)] }, { token: 'sandbox-low' })).body;
+    expect(first.errors).toBeUndefined();
+    expect(first.extensions?.['cost']).toMatchObject({ estimated: 1, queries: 1, upstreamCalls: 1 });
+    const second = (await stack.gql(CREATE, { url: `${receiver.url}/y`, rucs: [ruc(2)] }, { token: 'sandbox-low' })).body;
+    expect(second.extensions?.['cost']).toMatchObject({ queries: 0, upstreamCalls: 0 });
+    expect(sandbox.callsTo('/ruc')).toHaveLength(2);
+    expect(sandbox.quotaOf('sandbox-low')).toBe(2);
   });
 
   it('refuses a caller without a token: UNAUTHENTICATED', async () => {
