@@ -60,7 +60,7 @@ type BuiltinSandbox = Sandbox & { signInToken?: string | undefined };
 async function startBuiltinSandbox(signsIn: boolean, logger: Logger): Promise<BuiltinSandbox> {
   // Its record serves /__sandbox/stats and nothing else here: a short one. Its receiver's deliveries are logged, signature and all.
   const onDelivery = ({ headers, body, status }: Received) =>
-    logger.info({ sandboxReceiver: { ...headers, authorization: headers.authorization && '***', status, body: body.slice(0, 2000) } }, 'sandbox receiver: a signed delivery');
+    logger.info({ sandboxReceiver: { ...headers, status, body: body.slice(0, 2000) } }, 'sandbox receiver: a signed delivery');
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100, onDelivery });
   const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
   return Object.assign(sandbox, { signInToken });

@@ -1,5 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+/** Reads a request's body, keeping at most `max` bytes of it; `size` says how many came. */
+export function readBody(req: IncomingMessage, max: number, done: (text: string, size: number) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= max) chunks.push(c);
+  });
+  req.on('end', () => done(Buffer.concat(chunks).toString('utf8'), size));
+}
+
 /** Where the sandbox takes deliveries: subscribe `<sandbox>/__sandbox/webhooks/recibir` (optionally `?estado=503` to see retries). */
 export const RECEIVER_PATH = '/__sandbox/webhooks';
 /** Deliveries kept for GET: the newest. */
@@ -35,13 +46,7 @@ export class Receiver {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const asked = Number(url.searchParams.get('estado'));
     const status = Number.isInteger(asked) && asked >= 200 && asked <= 599 ? asked : 200;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY) chunks.push(c);
-    });
-    req.on('end', () => {
+    readBody(req, MAX_BODY, (text) => {
       const header = (name: string) => String(req.headers[name] ?? '');
       const delivery: Received = {
         at: new Date().toISOString(),
@@ -50,9 +55,10 @@ export class Receiver {
           'webhook-id': header('webhook-id'),
           'webhook-timestamp': header('webhook-timestamp'),
           'webhook-signature': header('webhook-signature'),
-          ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+          // Credentials a URL carried are said to have come, never kept.
+          ...(req.headers.authorization ? { authorization: '***' } : {}),
         },
-        body: Buffer.concat(chunks).toString('utf8'),
+        body: text,
         status,
       };
       this.received.push(delivery);

@@ -6,7 +6,7 @@ import { Outbox } from './outbox.js';
 import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } from './identity.js';
 import { LEGACY_PREFIX, RestService } from './service.js';
 import { NEXT_DAY, NEXT_DAY_PATH, PublishedRegister } from './padron.js';
-import { RECEIVER_PATH, Receiver } from './receiver.js';
+import { readBody, RECEIVER_PATH, Receiver } from './receiver.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -141,14 +141,7 @@ function handle(
     return void json({ sourcesDown: rest.faults.sourcesDown });
   }
   traffic.arrived(res);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  req.on('data', (c: Buffer) => {
-    size += c.length;
-    if (size <= MAX_BODY) chunks.push(c);
-  });
-  req.on('end', () => {
-    const text = Buffer.concat(chunks).toString('utf8');
+  readBody(req, MAX_BODY, (text, size) => {
     let body: unknown = text;
     try {
       body = JSON.parse(text);
