@@ -50,12 +50,9 @@ function webhooksOf(ctx: Context): Webhooks {
 }
 
 /** Whose subscriptions these are: the signed-in subject, or the token's keyed hash; never the token. */
-function ownerOf(ctx: Context): string {
-  const { caller } = ctx.call;
-  if (caller === undefined) {
-    throw gatewayError('UNAUTHENTICATED', 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).');
-  }
-  return `${ctx.state.signedIn ? 's' : 't'}.${caller}`;
+function ownerOf(ctx: Context): Promise<string> {
+  const subject = ctx.state.signedIn ? ctx.state.signedIn.caller : undefined;
+  return webhooksOf(ctx).ownerOf({ subject, token: subject ? undefined : ctx.token || undefined });
 }
 
 /**
@@ -74,7 +71,7 @@ builder.queryFields((t) => ({
   suscripciones: t.field({
     type: [SuscripcionRef],
     description: 'Las suscripciones de quien llama. Costo: 0.',
-    resolve: (_root, _args, ctx) => webhooksOf(ctx).list(ownerOf(ctx)),
+    resolve: async (_root, _args, ctx) => webhooksOf(ctx).list(await ownerOf(ctx)),
   }),
 }));
 
@@ -91,18 +88,18 @@ builder.mutationFields((t) => ({
       rucs: t.arg.stringList({ required: true }),
       tipos: t.arg({ type: [TipoCambio], required: false, description: 'Ausente o vacío: todos.' }),
     },
-    resolve: (_root, args, ctx) => webhooksOf(ctx).create(ownerOf(ctx), args, ctx.state.signedIn ? undefined : (ruc) => vouchFor(ctx, ruc)),
+    resolve: async (_root, args, ctx) => webhooksOf(ctx).create(await ownerOf(ctx), args, ctx.state.signedIn ? undefined : (ruc) => vouchFor(ctx, ruc)),
   }),
   cambiarSuscripcion: t.field({
     type: SuscripcionRef,
     description: 'Agrega o quita RUC de una suscripción, o cambia su URL. Costo: 0.',
     args: { id: t.arg.id({ required: true }), agregar: t.arg.stringList({ required: false }), quitar: t.arg.stringList({ required: false }), url: t.arg.string({ required: false }) },
-    resolve: (_root, args, ctx) => webhooksOf(ctx).change(ownerOf(ctx), String(args.id), args),
+    resolve: async (_root, args, ctx) => webhooksOf(ctx).change(await ownerOf(ctx), String(args.id), args),
   }),
   eliminarSuscripcion: t.boolean({
     description: 'Elimina una suscripción y sus entregas pendientes. Costo: 0.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => webhooksOf(ctx).remove(ownerOf(ctx), String(args.id)),
+    resolve: async (_root, args, ctx) => webhooksOf(ctx).remove(await ownerOf(ctx), String(args.id)),
   }),
 }));
 
@@ -113,9 +110,9 @@ builder.subscriptionFields((t) => ({
     type: CambioPadron,
     description: 'Cambios de esos RUC en cuanto este gateway los encuentra al importar un padrón nuevo (SSE). Costo: 0.',
     args: { rucs: t.arg.stringList({ required: true }), tipos: t.arg({ type: [TipoCambio], required: false }) },
-    subscribe: (_root, args, ctx) => {
+    subscribe: async (_root, args, ctx) => {
       if (!ctx.padron) throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.', { retryable: false });
-      return webhooksOf(ctx).watch(args.rucs, args.tipos ?? undefined);
+      return webhooksOf(ctx).watch(await ownerOf(ctx), args.rucs, args.tipos ?? undefined);
     },
     resolve: (cambio) => cambio,
   }),

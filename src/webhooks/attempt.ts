@@ -31,7 +31,14 @@ export class Deliverer {
 
   /** POSTs the message to the URL, signed with the secret (Standard Webhooks), at most WEBHOOK_TIMEOUT_MS; never follows a redirect. */
   async send(message: Mensaje, url: string, secret: string): Promise<Attempt> {
-    const target = new URL(url);
+    try {
+      return await this.#send(message, new URL(url), secret);
+    } catch (error) {
+      return { outcome: 'retry', status: null, error: reasonOf(error) };
+    }
+  }
+
+  async #send(message: Mensaje, target: URL, secret: string): Promise<Attempt> {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'registro-peru-gateway-webhooks' };
     // Credentials in the URL go as Basic auth: undici refuses a URL that carries them.
     if (target.username || target.password) {
@@ -47,20 +54,16 @@ export class Deliverer {
     headers['webhook-id'] = message.id;
     headers['webhook-timestamp'] = String(Math.floor(at.getTime() / 1000));
     headers['webhook-signature'] = new Webhook(secret).sign(message.id, at, message.body);
-    try {
-      const answer = await request(target, {
-        method: 'POST',
-        headers,
-        body: message.body,
-        dispatcher: this.#agents[target.protocol === 'http:' ? 'plain' : 'tls'],
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
-      const status = answer.statusCode;
-      return { outcome: status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'retry', status };
-    } catch (error) {
-      return { outcome: 'retry', status: null, error: reasonOf(error) };
-    }
+    const answer = await request(target, {
+      method: 'POST',
+      headers,
+      body: message.body,
+      dispatcher: this.#agents[target.protocol === 'http:' ? 'plain' : 'tls'],
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
+    const status = answer.statusCode;
+    return { outcome: status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'retry', status };
   }
 
   close(): Promise<void> {

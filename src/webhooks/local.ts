@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
@@ -17,6 +18,7 @@ interface Pending {
 
 const subKey = (id: string) => `s/${id}`;
 const rucsKey = (id: string) => `r/${id}`;
+const entregaKey = (id: string) => `e/${id}`;
 const ownerKey = (owner: string, id: string) => `o/${owner}/${id}`;
 const pendingKey = (sub: string, seq: number) => `m/${sub}/${String(seq).padStart(14, '0')}`;
 const knownKey = (id: string) => `k/${id}`;
@@ -33,14 +35,27 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
 
   private constructor(
     private readonly db: RootDatabase,
-    private readonly deps: DeliveryDeps,
+    private readonly deps: DeliveryDeps & { keepMs: number },
   ) {}
 
   static async open(dir: string, deps: LocalWebhooks['deps']): Promise<LocalWebhooks> {
     const { open } = await import('lmdb');
     const local = new LocalWebhooks(open({ path: join(dir, 'webhooks'), encoding: 'json', compression: false }), deps);
+    await local.#forget(Date.now() - deps.keepMs);
     local.#schedule();
     return local;
+  }
+
+  /** Forgets the ids of messages made before `before`: a register that old makes no messages any more. */
+  async #forget(before: number): Promise<void> {
+    await this.db.transaction(() => {
+      for (const { key, value } of this.db.getRange({ start: 'k/', end: 'k/~' })) if ((value as number) < before) void this.db.remove(key);
+    });
+  }
+
+  async ownerKey(): Promise<string> {
+    await this.db.ifNoExists('key', () => void this.db.put('key', randomBytes(32).toString('base64')));
+    return this.db.get('key') as string;
   }
 
   async ids(owner?: string): Promise<string[]> {
@@ -49,18 +64,30 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
   }
 
   async get(id: string): Promise<Suscripcion | undefined> {
-    return this.db.get(subKey(id)) as Suscripcion | undefined;
+    const sub = this.db.get(subKey(id)) as Suscripcion | undefined;
+    return sub && { ...sub, ultimaEntrega: this.db.get(entregaKey(id)) as Suscripcion['ultimaEntrega'] };
   }
 
   async rucsOf(id: string): Promise<string[]> {
     return (this.db.get(rucsKey(id)) as string[] | undefined) ?? [];
   }
 
-  async put(sub: Suscripcion, rucs?: readonly string[]): Promise<void> {
+  async put(sub: Suscripcion, rucs: readonly string[]): Promise<void> {
+    const { ultimaEntrega: _, ...kept } = sub;
     await this.db.transaction(() => {
-      void this.db.put(subKey(sub.id), sub);
-      if (rucs) void this.db.put(rucsKey(sub.id), rucs);
+      void this.db.put(subKey(sub.id), kept);
+      void this.db.put(rucsKey(sub.id), rucs);
       void this.db.put(ownerKey(sub.owner, sub.id), 1);
+    });
+  }
+
+  async update(sub: Suscripcion, rucs?: readonly string[]): Promise<boolean> {
+    const { ultimaEntrega: _, ...kept } = sub;
+    return this.db.transaction(() => {
+      if (this.db.get(subKey(sub.id)) === undefined) return false;
+      void this.db.put(subKey(sub.id), kept);
+      if (rucs) void this.db.put(rucsKey(sub.id), rucs);
+      return true;
     });
   }
 
@@ -70,6 +97,7 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
     await this.db.transaction(() => {
       void this.db.remove(subKey(id));
       void this.db.remove(rucsKey(id));
+      void this.db.remove(entregaKey(id));
       void this.db.remove(ownerKey(owner, id));
       for (const key of this.db.getKeys({ start: `m/${id}/`, end: `m/${id}/~` })) void this.db.remove(key);
     });
@@ -78,8 +106,7 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
 
   async record(id: string, entrega: Entrega): Promise<void> {
     await this.db.transaction(() => {
-      const sub = this.db.get(subKey(id)) as Suscripcion | undefined;
-      if (sub) void this.db.put(subKey(id), { ...sub, ultimaEntrega: entrega });
+      if (this.db.get(subKey(id)) !== undefined) void this.db.put(entregaKey(id), entrega);
     });
   }
 
@@ -126,7 +153,9 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
       if (settled.settled) await this.db.remove(key);
       else await this.db.put(key, { ...pending, tries: settled.tries, dueMs: settled.retryAt } satisfies Pending);
     } catch (error) {
-      this.deps.logger.warn({ err: error, webhook: { webhookId: pending.message.id } }, 'webhook: the outbox failed; the message stays');
+      // Put off, not dropped: a store or a URL that fails once fails no faster than once a minute.
+      this.deps.logger.warn({ err: error, webhook: { webhookId: pending.message.id } }, 'webhook: handling a message failed; again in a minute');
+      if (!this.#closed) await this.db.put(key, { ...pending, dueMs: Date.now() + 60_000 } satisfies Pending).catch(() => undefined);
     }
   }
 

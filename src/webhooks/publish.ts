@@ -1,5 +1,6 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ChangeStore } from '../padron/change-store.js';
 import type { LiveChanges } from './live.js';
@@ -31,6 +32,8 @@ export async function publishPending(
     if (fecha === fresh && to.live) for (const list of byRuc.values()) for (const cambio of list) to.live.publish(cambio);
     let made = 0;
     for (const id of await to.store.ids()) {
+      // Each subscription's work is its own turn of the event loop: hundreds of them stall no request.
+      await setImmediate();
       const sub = await to.store.get(id);
       const cambios = sub ? watched({ tipos: sub.tipos, rucs: await to.store.rucsOf(id) }, byRuc) : [];
       if (!cambios.length) continue;

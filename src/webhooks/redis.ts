@@ -1,4 +1,5 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { connect, type RedisLink } from '../data/redis.js';
 import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
@@ -10,7 +11,10 @@ const QUEUE = 'entregas';
 const subKey = (id: string) => `${PREFIX}:s:${id}`;
 const rucsKey = (id: string) => `${PREFIX}:r:${id}`;
 const ownerKey = (owner: string) => `${PREFIX}:o:${owner}`;
+const entregaKey = (id: string) => `${PREFIX}:e:${id}`;
 const ALL = `${PREFIX}:all`;
+/** The key owners' tokens are hashed with: made once, by whichever instance comes first. */
+const OWNER_KEY = `${PREFIX}:key`;
 /** A subscription's messages not yet settled, by their order: one goes only when those before it have. */
 const orderKey = (sub: string) => `${PREFIX}:p:${sub}`;
 /** Attempts under way at once on each instance: a slow receiver holds one of them, never the others' turn. */
@@ -20,6 +24,8 @@ const WAIT_FIRST_MS = 1000;
 const WAIT_MAX_MS = 10 * 60_000;
 /** How long a close waits for BullMQ before it drops the connections. */
 const CLOSE_WITHIN_MS = 2_000;
+/** A job whose handling failed (Redis away mid-attempt, say) is handled again after this: never failed for good by it. */
+const AGAIN_MS = 5_000;
 
 interface JobData {
   message: Mensaje;
@@ -30,9 +36,10 @@ interface JobData {
 
 /**
  * A fleet's subscriptions and messages (REDIS_URL): the subscriptions as JSON under `{wh}`, the
- * messages as BullMQ jobs whose id is the webhook-id, so an instance that makes a message
- * another made is refused by the queue; jobs are kept as long as changes are, for that. A crashed
- * instance's jobs are taken up by another's worker (BullMQ's stalled jobs).
+ * messages as BullMQ jobs whose id, and deduplication id, is the webhook-id, so an instance that
+ * makes a message another made is refused by the queue for as long as changes are kept. A
+ * crashed instance's jobs are taken up by another's worker (BullMQ's stalled jobs), as often as
+ * that happens: an attempt repeated carries the same webhook-id.
  */
 export class RedisWebhooks implements SubscriptionStore, Outbox {
   readonly #queue: Queue<JobData>;
@@ -50,18 +57,19 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
       this.#connections.push(made);
       return made;
     };
-    const age = Math.ceil(deps.keepMs / 1000);
     this.#queue = new Queue<JobData>(QUEUE, {
       connection: connection(),
       prefix: PREFIX,
-      defaultJobOptions: { removeOnComplete: { age }, removeOnFail: { age } },
+      // A delivered message's job goes at once (its deduplication id stays); a failed one is kept a day for a look.
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: { age: 86_400 }, attempts: 1_000, backoff: { type: 'fixed', delay: AGAIN_MS } },
     });
     this.#worker = new Worker<JobData>(QUEUE, (job, token) => this.#process(job, token), {
       connection: connection(),
       prefix: PREFIX,
       concurrency: AT_ONCE,
-      // A job's lock outlives its longest attempt.
+      // A job's lock outlives its longest attempt; a job stalled by a stop or a crash is taken up again however often.
       lockDuration: deps.settings.timeoutMs + 30_000,
+      maxStalledCount: 1_000,
     });
     this.#queue.on('error', () => undefined);
     // Said once a minute at most: a Redis gone for an hour is not a thousand lines.
@@ -77,8 +85,13 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
   }
 
   async get(id: string): Promise<Suscripcion | undefined> {
-    const json = await this.link.send((r) => r.get(subKey(id)));
-    return json ? (JSON.parse(json) as Suscripcion) : undefined;
+    const [json, entrega] = await this.link.send((r) => r.mget(subKey(id), entregaKey(id)));
+    return json ? { ...(JSON.parse(json) as Suscripcion), ultimaEntrega: entrega ? (JSON.parse(entrega) as Entrega) : undefined } : undefined;
+  }
+
+  async ownerKey(): Promise<string> {
+    await this.link.send((r) => r.set(OWNER_KEY, randomBytes(32).toString('base64'), 'NX'));
+    return (await this.link.send((r) => r.get(OWNER_KEY)))!;
   }
 
   async rucsOf(id: string): Promise<string[]> {
@@ -86,35 +99,57 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
   }
 
   async put(sub: Suscripcion, rucs?: readonly string[]): Promise<void> {
+    const { ultimaEntrega: _, ...kept } = sub;
     await this.link.send((r) => {
-      const multi = r.multi().set(subKey(sub.id), JSON.stringify(sub)).sadd(ownerKey(sub.owner), sub.id).sadd(ALL, sub.id);
+      const multi = r.multi().set(subKey(sub.id), JSON.stringify(kept)).sadd(ownerKey(sub.owner), sub.id).sadd(ALL, sub.id);
       return (rucs ? multi.set(rucsKey(sub.id), JSON.stringify(rucs)) : multi).exec();
     });
+  }
+
+  async update(sub: Suscripcion, rucs?: readonly string[]): Promise<boolean> {
+    const { ultimaEntrega: _, ...kept } = sub;
+    // Only while it exists: a subscription deleted meanwhile (a 410, its owner) is not made again.
+    if ((await this.link.send((r) => r.set(subKey(sub.id), JSON.stringify(kept), 'XX'))) === null) return false;
+    if (rucs) await this.link.send((r) => r.set(rucsKey(sub.id), JSON.stringify(rucs), 'XX'));
+    return true;
   }
 
   async remove(id: string, owner: string): Promise<boolean> {
     const sub = await this.get(id);
     if (!sub || sub.owner !== owner) return false;
-    await this.link.send((r) => r.multi().del(subKey(id), rucsKey(id), orderKey(id)).srem(ownerKey(owner), id).srem(ALL, id).exec());
+    await this.link.send((r) => r.multi().del(subKey(id), rucsKey(id), entregaKey(id), orderKey(id)).srem(ownerKey(owner), id).srem(ALL, id).exec());
     return true;
   }
 
+  /** In a key of its own: a change of the subscription meanwhile is not undone; one deleted meanwhile leaves it to expire. */
   async record(id: string, entrega: Entrega): Promise<void> {
-    const sub = await this.get(id);
-    // Written only if the subscription is still there: a delete meanwhile is not undone.
-    if (sub) await this.link.send((r) => r.set(subKey(id), JSON.stringify({ ...sub, ultimaEntrega: entrega }), 'XX'));
+    await this.link.send((r) => r.set(entregaKey(id), JSON.stringify(entrega), 'PX', this.deps.keepMs));
   }
 
   async add(messages: Mensaje[]): Promise<void> {
+    const deduplication = { ttl: this.deps.keepMs };
     for (const message of messages) {
-      // In its subscription's order first: a job with no place would go before those ahead of it.
+      await this.#queue.add('entrega', { message, tries: { intentos: 0 }, waits: 0 }, { jobId: message.id, deduplication: { ...deduplication, id: message.id } });
+      // Its place in its subscription's order (its handler takes it too, should this instance stop in between).
       await this.link.send((r) => r.zadd(orderKey(message.sub), 'NX', message.seq, message.id));
-      await this.#queue.add('entrega', { message, tries: { intentos: 0 }, waits: 0 }, { jobId: message.id });
     }
   }
 
+  /** One job: its attempt, or a wait behind an earlier message; a failure of its own handling puts it off, never ends it. */
   async #process(job: Job<JobData>, token: string | undefined): Promise<void> {
+    try {
+      await this.#handle(job, token);
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      this.deps.logger.warn({ err: { message: (error as Error).message }, webhook: { webhookId: job.data.message.id } }, 'webhook: handling a message failed; again shortly');
+      await job.moveToDelayed(Date.now() + AGAIN_MS, token);
+      throw new DelayedError();
+    }
+  }
+
+  async #handle(job: Job<JobData>, token: string | undefined): Promise<void> {
     const { message, tries, waits } = job.data;
+    await this.link.send((r) => r.zadd(orderKey(message.sub), 'NX', message.seq, message.id));
     if (!(await this.#isNext(message))) {
       await job.updateData({ ...job.data, waits: waits + 1 });
       await job.moveToDelayed(Date.now() + Math.min(WAIT_FIRST_MS * 2 ** waits, WAIT_MAX_MS), token);
@@ -122,7 +157,10 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
     }
     const settled = await deliver(message, tries, { store: this, ...this.deps });
     if (settled.settled) {
-      await this.link.send((r) => r.zrem(orderKey(message.sub), message.id));
+      // The next message of the subscription, waiting behind this one, goes now rather than at its next look.
+      const [, next] = await this.link.send((r) => r.multi().zrem(orderKey(message.sub), message.id).zrange(orderKey(message.sub), '0', '0').exec()) ?? [];
+      const nextId = (next?.[1] as string[] | undefined)?.[0];
+      if (nextId) await (await this.#queue.getJob(nextId))?.promote().catch(() => undefined);
       return;
     }
     await job.updateData({ ...job.data, tries: settled.tries });
@@ -130,7 +168,7 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
     throw new DelayedError();
   }
 
-  /** Whether every message of the subscription before this one has settled; one whose job is gone (or never came) has. */
+  /** Whether every message of the subscription before this one has settled: one whose job is gone (delivered, or deleted) has. */
   async #isNext(message: Mensaje): Promise<boolean> {
     for (;;) {
       const [first] = await this.link.send((r) => r.zrange(orderKey(message.sub), '0', '0'));

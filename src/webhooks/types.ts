@@ -51,8 +51,12 @@ export interface SubscriptionStore {
   ids(owner?: string): Promise<string[]>;
   get(id: string): Promise<Suscripcion | undefined>;
   rucsOf(id: string): Promise<string[]>;
-  /** Creates or replaces one; its RUCs too when given. */
-  put(sub: Suscripcion, rucs?: readonly string[]): Promise<void>;
+  /** Creates one, with its RUCs. */
+  put(sub: Suscripcion, rucs: readonly string[]): Promise<void>;
+  /** Replaces one that still exists (false when it does not); its RUCs too when given. */
+  update(sub: Suscripcion, rucs?: readonly string[]): Promise<boolean>;
+  /** The key callers' tokens are hashed with: random, made once, kept with the subscriptions. */
+  ownerKey(): Promise<string>;
   remove(id: string, owner: string): Promise<boolean>;
   /** Notes an attempt's outcome on the subscription, if it still exists. */
   record(id: string, entrega: Entrega): Promise<void>;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
 import type { RedisLink } from '../data/redis.js';
@@ -7,16 +7,19 @@ import { gatewayError } from '../errors.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
 import { isValidRuc } from '../upstream/keys.js';
-import { refusalOf } from './address.js';
+import { formRefusal, placeRefusal } from './address.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { Deliverer } from './attempt.js';
 import type { DeliveryDeps } from './delivery.js';
-import { LiveChanges } from './live.js';
+import { LiveChanges, MAX_FEEDS } from './live.js';
 import { LocalWebhooks } from './local.js';
 import { publishPending } from './publish.js';
 import { RedisWebhooks } from './redis.js';
 import type { Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
+const NOT_FOUND = 'No existe una suscripción con ese id.';
+/** RUCs one live feed watches: each is a listener held while it is open. */
+const MAX_LIVE_RUCS = 1_000;
 /** The longest URL taken. */
 const MAX_URL = 2048;
 /** Messages that could not be made (Redis away, say) are made again after this, not at the next import a day later. */
@@ -41,6 +44,7 @@ export class Webhooks {
   readonly #deliverer: Deliverer;
   #backend: (SubscriptionStore & Outbox) | undefined;
   #publishing: Promise<void> = Promise.resolve();
+  #ownerKey: Promise<string> | undefined;
   #closed = false;
 
   constructor(private readonly options: WebhooksOptions) {
@@ -59,7 +63,7 @@ export class Webhooks {
     if (!dir || this.#closed) return Promise.resolve();
     this.#publishing = this.#publishing
       .then(async () => {
-        this.#backend ??= await LocalWebhooks.open(dir, this.#deps());
+        this.#backend ??= await LocalWebhooks.open(dir, { ...this.#deps(), keepMs: this.options.keepMs });
         if (this.#closed) return;
         await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, fecha);
       })
@@ -80,6 +84,22 @@ export class Webhooks {
     if (this.#backend) return this.#backend;
     if (!this.options.dir) throw gatewayError('REGISTER_UNAVAILABLE', 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.', { retryable: false });
     throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).', { retryable: true });
+  }
+
+  /**
+   * Whose subscriptions a request's are: the signed-in subject's (its hash), or the bearer token's
+   * HMAC under a key kept with the subscriptions (so CACHE or CACHE_KEY_SECRET changed orphans none).
+   */
+  ownerOf(caller: { subject?: string | undefined; token?: string | undefined }): Promise<string> {
+    return this.#guard(async () => {
+      if (caller.subject) return `s.${caller.subject}`;
+      if (!caller.token) throw gatewayError('UNAUTHENTICATED', 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).');
+      const key = await (this.#ownerKey ??= this.#store().ownerKey());
+      return `t.${createHmac('sha256', key).update(caller.token).digest('base64url')}`;
+    }).catch((error: unknown) => {
+      this.#ownerKey = undefined;
+      throw error;
+    });
   }
 
   /** A store's failure (Redis away, a disk error) as the caller sees it: retryable, its cause only in the log. */
@@ -105,7 +125,7 @@ export class Webhooks {
   own(owner: string, id: string): Promise<Suscripcion> {
     return this.#guard(async () => {
       const sub = /^sus_[\w-]{22}$/.test(id) ? await this.#store().get(id) : undefined;
-      if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', 'No existe una suscripción con ese id.');
+      if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', NOT_FOUND);
       return sub;
     });
   }
@@ -126,11 +146,12 @@ export class Webhooks {
   async #create(owner: string, input: Parameters<Webhooks['create']>[1], vouch?: (ruc: string) => Promise<void>): Promise<{ sub: Suscripcion; secreto: string }> {
     const store = this.#store();
     const rucs = this.#checkedRucs(input.rucs);
-    await this.#checkUrl(input.url);
-    const max = this.options.settings.maxPerCaller;
+    // Nothing asked of DNS before the caller is known to be one: a made-up token resolves no name.
+    const url = this.#checkedForm(input.url);
     const held = (await store.ids(owner)).length;
-    if (held >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    this.#underLimit(held);
     if (held === 0) await vouch?.(rucs[0]!);
+    await this.#checkPlace(url);
     const secreto = `whsec_${randomBytes(32).toString('base64')}`;
     const sub: Suscripcion = {
       id: `sus_${randomBytes(16).toString('base64url')}`,
@@ -142,7 +163,17 @@ export class Webhooks {
       secret: secreto,
     };
     await store.put(sub, rucs);
+    // Made side by side, a caller's creations may each have seen room for one: past the limit, the newest goes again.
+    if ((await store.ids(owner)).length > this.options.settings.maxPerCaller) {
+      await store.remove(sub.id, owner);
+      this.#underLimit(Number.POSITIVE_INFINITY);
+    }
     return { sub, secreto };
+  }
+
+  #underLimit(held: number): void {
+    const max = this.options.settings.maxPerCaller;
+    if (held >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
   }
 
   change(owner: string, id: string, input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null }): Promise<Suscripcion> {
@@ -151,13 +182,14 @@ export class Webhooks {
 
   async #change(owner: string, id: string, input: Parameters<Webhooks['change']>[2]): Promise<Suscripcion> {
     const sub = await this.own(owner, id);
-    if (input.url != null) await this.#checkUrl(input.url);
+    if (input.url != null) await this.#checkPlace(this.#checkedForm(input.url));
     const agregar = this.#checkedRucs(input.agregar ?? [], true);
     const quitar = new Set(this.#checkedRucs(input.quitar ?? [], true));
     const changed = agregar.length > 0 || quitar.size > 0;
     const rucs = changed ? this.#checkedRucs([...(await this.rucsOf(id)).filter((r) => !quitar.has(r)), ...agregar]) : undefined;
     const next = { ...sub, url: input.url ?? sub.url, cuantos: rucs?.length ?? sub.cuantos };
-    await this.#store().put(next, rucs);
+    // Deleted meanwhile (by its owner, or a 410): not made again.
+    if (!(await this.#store().update(next, rucs))) throw gatewayError('NOT_FOUND', NOT_FOUND);
     return next;
   }
 
@@ -168,9 +200,14 @@ export class Webhooks {
     });
   }
 
-  /** The live changes of these RUCs (checked as a subscription's), as this instance's imports find them. */
-  watch(rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
-    return this.live.watch(this.#checkedRucs(rucs), tipos);
+  /** The live changes of these RUCs, as this instance's imports find them: at most WEBHOOK_MAX_PER_CALLER feeds a caller, MAX_FEEDS in all. */
+  watch(owner: string, rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
+    if (rucs.length > MAX_LIVE_RUCS) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_LIVE_RUCS} en vivo; para más, una suscripción (crearSuscripcion)`);
+    const checked = this.#checkedRucs(rucs);
+    const max = this.options.settings.maxPerCaller;
+    if (this.live.feeds(owner) >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones en vivo abiertas (WEBHOOK_MAX_PER_CALLER).`);
+    if (this.live.feeds() >= MAX_FEEDS) throw gatewayError('OVERLOADED', 'Este gateway ya sirve todas las suscripciones en vivo que puede: reintente más tarde.');
+    return this.live.watch(owner, checked, tipos);
   }
 
   /** RUCs checked as everywhere, once each, at most WEBHOOK_MAX_RUCS (and at least one, unless `mayBeEmpty`). */
@@ -186,10 +223,18 @@ export class Webhooks {
     return unique;
   }
 
-  async #checkUrl(url: string): Promise<void> {
+  /** The URL parsed, and refused for what it says itself (scheme, credentials, an address written in it), asking DNS nothing. */
+  #checkedForm(url: string): URL {
     const parsed = url.length <= MAX_URL && URL.canParse(url) ? new URL(url) : undefined;
-    const refusal = parsed ? await refusalOf(parsed, this.options.settings.privateNetworks) : `url: una URL https:// de a lo más ${MAX_URL} caracteres`;
-    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal.replace(/^url: /, '')}`);
+    const refusal = parsed ? formRefusal(parsed, this.options.settings.privateNetworks) : `una URL https:// de a lo más ${MAX_URL} caracteres`;
+    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal}`);
+    return parsed!;
+  }
+
+  /** Refuses a URL whose name resolves to nothing, or to an address the rule forbids (one message for both). */
+  async #checkPlace(url: URL): Promise<void> {
+    const refusal = await placeRefusal(url, this.options.settings.privateNetworks);
+    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal}`);
   }
 
   async close(): Promise<void> {

@@ -50,16 +50,20 @@ describe('graceful shutdown', () => {
       const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
       const res = await fetch(gw.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: 'Bearer sandbox-pro' },
         body: JSON.stringify({ query: 'subscription { cambiosPadron(rucs: ["20100123453"]) { ruc } }' }),
       });
       expect(res.status).toBe(200);
       const text = res.text();
+      // Open, waiting for changes: nothing but the stream's start has come.
+      await new Promise((r) => setTimeout(r, 500));
       const signalled = Date.now();
       gw.child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(Date.now() - signalled).toBeLessThan(5_000);
-      expect(await text).toContain('event: complete');
+      const said = await text;
+      expect(said).toContain('event: complete');
+      expect(said).not.toContain('errors');
       expect(gw.output()).not.toContain('shutdown deadline passed');
     } finally {
       rmSync(dir, { recursive: true, force: true });

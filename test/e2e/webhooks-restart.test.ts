@@ -54,7 +54,8 @@ describe('a gateway without REDIS_URL killed with a message pending', () => {
       signalGroup(first.child, 'SIGKILL');
       await first.exited;
       failing = false;
-      const second = await spawnGateway(env);
+      // Another CACHE_KEY_SECRET: the subscriptions' owners are keyed apart from the cache's, and are found all the same.
+      const second = await spawnGateway({ ...env, CACHE_KEY_SECRET: 'another-secret-for-the-cache' });
       gateways.push(second);
       await until(() => receiver.taken.length === 2, 'the pending message delivered after the restart', 30_000);
       const [failed, delivered] = receiver.taken;

@@ -43,10 +43,10 @@ const verified = (name: string, taken: { headers: Record<string, string>; body: 
   new Webhook(subs[name]!.secreto).verify(taken.body, taken.headers) as { type: string; data: { suscripcion: string; fecha: string; cambios: unknown[] } };
 
 /** Reads the SSE stream of a GraphQL subscription into `into`, until `signal`. */
-async function subscribe(url: string, query: string, into: string[], signal: AbortSignal): Promise<void> {
+async function subscribe(url: string, query: string, into: string[], signal: AbortSignal, token: string | null = TOKEN): Promise<void> {
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ query }),
     signal,
   });
@@ -239,6 +239,16 @@ describe('ownership', () => {
 });
 
 describe('limits and input', () => {
+  it('never lets creations made side by side pass WEBHOOK_MAX_PER_CALLER', async () => {
+    expect((await list(OTHER)).data!.suscripciones).toEqual([]);
+    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => create({ url: `${receiver.url}/race${i}`, rucs: [ruc(1)] }, OTHER)));
+    const kept = (await list(OTHER)).data!.suscripciones;
+    expect(kept.length).toBeLessThanOrEqual(6);
+    expect(made.filter((b) => !b.errors).length).toBe(kept.length);
+    for (const refused of made.filter((b) => b.errors)) expect(codes(refused)).toEqual(['INVALID_INPUT']);
+    for (const { id } of kept) await stack.gql(`mutation($id: ID!) { eliminarSuscripcion(id: $id) }`, { id }, { token: OTHER });
+  });
+
   it('shows a secret of whsec_ and at least 24 random bytes, once', () => {
     const secret = subs.ok!.secreto;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
@@ -265,6 +275,30 @@ describe('limits and input', () => {
 });
 
 describe('the live feed (SSE)', () => {
+  /** The first event of a feed, or undefined when none comes within `withinMs` (a feed open, waiting for changes). */
+  const firstEvent = async (token: string | null, rucs: string[], signal?: AbortSignal, withinMs = 5_000) => {
+    const events: string[] = [];
+    await subscribe(stack.url, `subscription { cambiosPadron(rucs: ${JSON.stringify(rucs)}) { ruc } }`, events, signal ?? AbortSignal.timeout(5_000), token);
+    await until(() => events.length > 0, 'an event', withinMs).catch(() => undefined);
+    return events[0] === undefined ? undefined : (JSON.parse(events[0]) as Body<unknown>);
+  };
+
+  it('is the caller’s, within limits: a token, at most 1,000 RUCs, WEBHOOK_MAX_PER_CALLER feeds open', async () => {
+    expect(codes((await firstEvent(null, [ruc(1)]))!)).toEqual(['UNAUTHENTICATED']);
+    const many = Array.from({ length: 1_001 }, (_, i) => String(20_000_000_000 + i));
+    expect(codes((await firstEvent(TOKEN, many))!)).toEqual(['INVALID_INPUT']);
+    const held = new AbortController();
+    try {
+      // Six feeds open (the setting here), the seventh refused.
+      for (let i = 0; i < 6; i++) expect(await firstEvent('sandbox-free', [ruc(1)], held.signal, 300)).toBeUndefined();
+      const over = (await firstEvent('sandbox-free', [ruc(1)]))!;
+      expect(codes(over)).toEqual(['INVALID_INPUT']);
+      expect(over.errors![0]!.message).toMatch(/WEBHOOK_MAX_PER_CALLER/);
+    } finally {
+      held.abort();
+    }
+  });
+
   it('pushes the changes of the RUCs watched as the import finds them', async () => {
     await until(() => live.length >= 2, 'two live changes');
     const pushed = live.map((d) => (JSON.parse(d) as { data: { cambiosPadron: unknown } }).data.cambiosPadron);
