@@ -27,6 +27,8 @@ export async function publishPending(
   const last = await readFile(marker, 'utf8').then((s) => s.trim(), () => undefined);
   const dates = changes.dates(last ?? '');
   if (last === undefined && fresh === undefined) return void (await mark(marker, dates.at(-1) ?? ''));
+  // Its changes are merged into the day's (the feed shows them), whose messages are made: they carry the day's ids.
+  if (fresh !== undefined && fresh === last) logger.info({ webhooks: { fecha: fresh } }, 'webhooks: a second register of a date already sent; its changes are not sent');
   for (const fecha of last === undefined ? dates.filter((d) => d >= fresh!) : dates) {
     const byRuc = await changes.ofDate(fecha);
     if (fecha === fresh && to.live) for (const list of byRuc.values()) for (const cambio of list) to.live.publish(cambio);

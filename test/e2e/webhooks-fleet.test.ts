@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -139,6 +140,14 @@ describe('a gateway killed with a message pending', () => {
       await new Promise((r) => setTimeout(r, 1_100));
       await mirror.set(DAY2, FLAGS2);
       await until(() => receiver.to('/pending').length === 1, 'the first, failed attempt', 30_000);
+      // Killed between attempts, its message waiting in Redis for its retry (killed mid-attempt, another takes the job once its lock lapses).
+      const queue = new Queue('entregas', { connection: { url: redis.url }, prefix: '{wh}' });
+      try {
+        const id = receiver.to('/pending')[0]!.headers['webhook-id']!;
+        await until(async () => (await queue.getJobState(id)) === 'delayed', 'the message put off to its retry');
+      } finally {
+        await queue.close();
+      }
       signalGroup(first.child, 'SIGKILL');
       await first.exited;
       failing = false;
