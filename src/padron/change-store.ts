@@ -110,6 +110,17 @@ export class StagedChanges {
   discard(): void {
     rmSync(this.path, { force: true });
   }
+
+  /** The changes staged (once ended), as `fecha`'s, grouped by RUC in the file's order. */
+  async read(fecha: string): Promise<Map<string, Cambio[]>> {
+    const byRuc = new Map<string, Cambio[]>();
+    const lines = createInterface({ input: createReadStream(this.path, 'utf8'), crlfDelay: Infinity });
+    for await (const line of lines) {
+      const cambio = cambioOf(byDate(fecha, line.slice(0, 11), line.slice(11, 13)), line.slice(13));
+      byRuc.set(cambio.ruc, [...(byRuc.get(cambio.ruc) ?? []), cambio]);
+    }
+    return byRuc;
+  }
 }
 
 export class ChangeStore {
@@ -185,6 +196,11 @@ export class ChangeStore {
       removed += keys.length;
       await yieldToLookups();
     }
+  }
+
+  /** Whether changes of `fecha` are kept. */
+  hasDate(fecha: string): boolean {
+    return [...this.db.getKeys({ start: `d${fecha}`, end: `d${fecha}~`, limit: 1 })].length > 0;
   }
 
   /** The dates that have changes, after `after` when given, oldest first. */

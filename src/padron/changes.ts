@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { CHANGES_DAYS } from '../config/padron.js';
 import { todayInLima } from '../upstream/dates.js';
 import { composeAddress, none } from './record.js';
-import { ChangeStore, StagedChanges, type TipoCambio } from './change-store.js';
+import { ChangeStore, StagedChanges, type Cambio, type TipoCambio } from './change-store.js';
 import { SNAPSHOT, SnapshotReader } from './snapshot.js';
 import { FLAG_REGISTERS } from './sources.js';
 
@@ -86,7 +86,12 @@ export interface Recorded {
   changes: number;
   pruned: number;
   durationMs: number;
+  /** A second register of a date whose changes were kept: its own changes (merged into the day's in the store), to be told apart. */
+  again?: Map<string, Cambio[]> | undefined;
 }
+
+/** A second register of the same date keeps its own changes apart (to be sent) only up to this many: a real one has a few. */
+const MAX_AGAIN = 200_000;
 
 
 /**
@@ -111,10 +116,11 @@ export async function recordChanges(
   const fecha = todayInLima(after.dateMs);
   const staged = before && after.dateMs > before.dateMs ? await stagedChanges(before.path, after.path, logger, signal) : undefined;
   try {
+    const again = staged && store.hasDate(fecha) && staged.count <= MAX_AGAIN ? await staged.read(fecha) : undefined;
     if (staged) await store.commit(fecha, staged, signal);
     const pruned = await store.prune(todayInLima(after.dateMs - days * 86_400_000));
-    const recorded = { fecha, changes: staged?.count ?? 0, pruned, durationMs: Math.round(performance.now() - started) };
-    if (staged) logger?.info({ changes: recorded }, 'padron: changes recorded');
+    const recorded = { fecha, changes: staged?.count ?? 0, pruned, durationMs: Math.round(performance.now() - started), again };
+    if (staged) logger?.info({ changes: { ...recorded, again: again !== undefined } }, 'padron: changes recorded');
     return staged ? recorded : undefined;
   } catch (error) {
     if (signal?.aborted) throw error;

@@ -27,8 +27,8 @@ export interface RegisterOptions {
   searchThreads?: number;
   /** Days of changes kept (./changes.ts). @default 90 */
   changesDays?: number;
-  /** Told of the change store once opened (no date), then of each date whose changes an import recorded. */
-  onChanges?: (store: ChangeStore, fecha?: string) => void;
+  /** Told of the change store once opened (nothing recorded), then of what each import recorded. */
+  onChanges?: (store: ChangeStore, recorded?: Recorded) => void;
 }
 
 /** The last import's outcome, as /health and the metrics say it. */
@@ -244,7 +244,7 @@ export class Register {
       await this.#versions.removeAllBut(version.name);
       ended();
       logger.info({ padron: this.state() }, 'padron: imported');
-      if (recorded && this.changes) this.#options.onChanges?.(this.changes, recorded.fecha);
+      if (recorded && this.changes) this.#options.onChanges?.(this.changes, recorded);
       this.#threads?.release();
       this.#threads?.warm();
     } catch (error) {

@@ -6,10 +6,11 @@ import type { CambioEnviado, Mensaje, Suscripcion } from './types.js';
 export const MAX_PER_MESSAGE = 1000;
 
 /** A message's id: the same on every instance that makes it from the same register, so a fleet makes it once. */
-const messageId = (sub: string, fecha: string, part: number) => `msg_${hash('sha256', `${sub}|${fecha}|${part}`, 'base64url').slice(0, 27)}`;
+const messageId = (sub: string, fecha: string, rev: number, part: number) =>
+  `msg_${hash('sha256', rev ? `${sub}|${fecha}|r${rev}|${part}` : `${sub}|${fecha}|${part}`, 'base64url').slice(0, 27)}`;
 
-/** A message's place among its subscription's: dates in order, then parts. */
-export const seqOf = (fecha: string, part: number) => Number(fecha.replaceAll('-', '')) * 10_000 + part;
+/** A message's place among its subscription's: dates in order, then a date's later registers (`rev`), then parts. */
+export const seqOf = (fecha: string, part: number, rev = 0) => Number(fecha.replaceAll('-', '')) * 1_000_000 + rev * 10_000 + part;
 
 /** The changes of one date a subscription watches (its RUCs sorted, once each), in RUC and type order; `byRuc` holds that date's changes. */
 export function watched(sub: Pick<Suscripcion, 'tipos'> & { rucs: readonly string[] }, byRuc: ReadonlyMap<string, Cambio[]>): CambioEnviado[] {
@@ -23,13 +24,16 @@ export function watched(sub: Pick<Suscripcion, 'tipos'> & { rucs: readonly strin
   return found;
 }
 
-/** A subscription's messages for one date: its changes split by MAX_PER_MESSAGE, each body fixed as it will be signed. */
-export function messagesOf(sub: string, fecha: string, cambios: CambioEnviado[], now = new Date()): Mensaje[] {
+/**
+ * A subscription's messages for one date (`rev`: that date's later register, 1 for the second): its
+ * changes split by MAX_PER_MESSAGE, each body fixed as it will be signed.
+ */
+export function messagesOf(sub: string, fecha: string, cambios: CambioEnviado[], now = new Date(), rev = 0): Mensaje[] {
   const messages: Mensaje[] = [];
   for (let part = 0; part * MAX_PER_MESSAGE < cambios.length; part++) {
     const slice = cambios.slice(part * MAX_PER_MESSAGE, (part + 1) * MAX_PER_MESSAGE);
     const body = JSON.stringify({ type: 'padron.cambios', timestamp: now.toISOString(), data: { suscripcion: sub, fecha, cambios: slice } });
-    messages.push({ id: messageId(sub, fecha, part), sub, fecha, seq: seqOf(fecha, part), body });
+    messages.push({ id: messageId(sub, fecha, rev, part), sub, fecha, seq: seqOf(fecha, part, rev), body });
   }
   return messages;
 }

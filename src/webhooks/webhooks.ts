@@ -6,6 +6,7 @@ import { GraphQLError } from 'graphql';
 import { gatewayError } from '../errors.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
+import type { Recorded } from '../padron/changes.js';
 import { isValidRuc } from '../upstream/keys.js';
 import { formRefusal, placeRefusal } from './address.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -58,14 +59,14 @@ export class Webhooks {
    * after each import that recorded changes (`fecha`): opens the local store then, and makes the
    * messages of every date not yet made, one call after another.
    */
-  readonly onChanges = (changes: ChangeStore, fecha?: string): Promise<void> => {
+  readonly onChanges = (changes: ChangeStore, recorded?: Recorded): Promise<void> => {
     const { dir, logger } = this.options;
     if (!dir || this.#closed) return Promise.resolve();
     this.#publishing = this.#publishing
       .then(async () => {
         this.#backend ??= await LocalWebhooks.open(dir, { ...this.#deps(), keepMs: this.options.keepMs });
         if (this.#closed) return;
-        await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, fecha);
+        await publishPending(changes, { store: this.#backend, outbox: this.#backend, live: this.live }, dir, logger, recorded);
       })
       .catch((error: unknown) => {
         logger.warn({ err: error }, `webhooks: the changes could not be made into messages; tried again in ${RETRY_PUBLISH_MS / 1000} s`);

@@ -327,3 +327,21 @@ describe('secrets', () => {
     expect(logs).not.toContain(receiver.url.slice(7));
   });
 });
+
+describe('a second register of the same date', () => {
+  it('sends its own changes as that date’s next message, with an id of its own; the feed keeps the day’s', async () => {
+    const before = receiver.to('/ok').length;
+    // The supplier is HABIDO again the same day: undone in the day's changes, but news to whom was told it was not.
+    const again = DAY2.map((l) => (l.startsWith(ruc(5)) ? l.replace('|NO HABIDO|', '|HABIDO|') : l));
+    await new Promise((r) => setTimeout(r, 1_100));
+    await mirror.set(again, FLAGS2);
+    await until(() => receiver.to('/ok').length > before, 'the second register’s message', 30_000);
+    const [first, second] = [receiver.to('/ok')[0]!, receiver.to('/ok')[before]!];
+    const event = verified('ok', second);
+    expect(event.data.fecha).toBe(fecha);
+    expect(event.data.cambios).toEqual([{ ruc: ruc(5), tipo: 'CONDICION', antes: 'NO HABIDO', despues: 'HABIDO' }]);
+    expect(second.headers['webhook-id']).not.toBe(first.headers['webhook-id']);
+    const feed = (await stack.gql(`{ cambiosPadron(desde: "${fecha}", rucs: ["${ruc(5)}"]) { edges { node { tipo } } } }`)).body as Body<{ cambiosPadron: { edges: unknown[] } }>;
+    expect(feed.data!.cambiosPadron.edges).toEqual([]);
+  });
+});
