@@ -19,6 +19,9 @@ export function nextTry(tries: Required<Tries>, nowMs: number, settings: Pick<We
   return at - tries.primerMs <= settings.retryForMs ? at : undefined;
 }
 
+/** Attempts under way at once on each instance, whichever queue holds them: a slow receiver holds one of them, never the others' turn. */
+export const AT_ONCE = 32;
+
 /** What an attempt needs besides the subscription's store. */
 export interface DeliveryDeps {
   deliverer: Deliverer;

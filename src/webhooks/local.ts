@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
+import { AT_ONCE, deliver, type DeliveryDeps, type Tries } from './delivery.js';
 import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
-/** Attempts under way at once: a slow receiver holds one of them, never the others' turn. */
-const AT_ONCE = 32;
 /** How often the outbox looks for messages come due. */
 const TICK_MS = 250;
 

@@ -2,7 +2,7 @@ import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { connect, type RedisLink } from '../data/redis.js';
-import { deliver, type DeliveryDeps, type Tries } from './delivery.js';
+import { AT_ONCE, deliver, type DeliveryDeps, type Tries } from './delivery.js';
 import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
 /** Every key of the webhooks in one hash slot (`{wh}`): a Redis Cluster serves BullMQ's scripts and our transactions alike. */
@@ -17,8 +17,6 @@ const ALL = `${PREFIX}:all`;
 const OWNER_KEY = `${PREFIX}:key`;
 /** A subscription's messages not yet settled, by their order: one goes only when those before it have. */
 const orderKey = (sub: string) => `${PREFIX}:p:${sub}`;
-/** Attempts under way at once on each instance: a slow receiver holds one of them, never the others' turn. */
-const AT_ONCE = 32;
 /** A message waiting behind an earlier one of its subscription looks again after this, doubled each time, to WAIT_MAX_MS. */
 const WAIT_FIRST_MS = 1000;
 const WAIT_MAX_MS = 10 * 60_000;
