@@ -6,7 +6,7 @@ import type { RootDatabase } from 'lmdb';
 import yauzl from 'yauzl';
 import type { Fetched, ImportProgress } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
-import { NamesWriter, openNames } from './name-index.js';
+import { NamesWriter, openNames, openPairs, PAIR_ENTRIES } from './name-index.js';
 import { entriesOf } from './names.js';
 import { SNAPSHOT, SnapshotWriter } from './snapshot.js';
 import { EntrySorter, RowSorter } from './sort.js';
@@ -198,16 +198,20 @@ export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetch
   const sorter = new RowSorter(join(scratch, 'rows'), 11);
   const read = await readRows(fetched.padron, flags, sorter, signal, progress);
   const entries = new EntrySorter(join(scratch, 'entries'));
+  const pairEntries = new EntrySorter(join(scratch, 'pairs'));
   const rows = snapshot === undefined ? undefined : new SnapshotWriter(join(snapshot, SNAPSHOT));
-  const written = await writeRows(db, sorter, entries, signal, rows).finally(() => rows?.close());
+  const written = await writeRows(db, sorter, entries, pairEntries, signal, rows).finally(() => rows?.close());
   const skipped: SkipCount = { ...read.skipped, duplicate: written.duplicates };
   refuseUnlikeSunat({ lines: read.lines, skips: read.skips, duplicates: written.duplicates, rows: written.rows, rowsInUse });
   const names = new NamesWriter(db, openNames(db));
   await entries.sorted((hi, lo) => names.add(hi, lo), signal, () => names.flush());
   names.finish();
+  const pairs = new NamesWriter(db, openPairs(db), PAIR_ENTRIES);
+  await pairEntries.sorted((hi, lo) => pairs.add(hi, lo), signal, () => pairs.flush());
+  pairs.finish();
   // A date past now is a mirror's error or a forgery: believed, it would never go stale.
   const dateMs = Math.min(fetched.lastModified ?? read.modified.getTime(), Date.now());
-  return { dateMs, rows: written.rows, skipped, lastKey: written.lastKey, names: { entries: names.entries, unindexed: written.unindexed } };
+  return { dateMs, rows: written.rows, skipped, lastKey: written.lastKey, names: { entries: names.entries, pairs: pairs.entries, unindexed: written.unindexed } };
 }
 
 /** Phase 1: each line of the padrón read, checked and added to `sorter` as [RUC, what the index keeps]. */
@@ -239,7 +243,7 @@ async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, 
 }
 
 /** Phase 2: the rows in RUC order, appended in transactions; a RUC listed again keeps its first line (a later one may be an impostor's name). */
-async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, signal?: AbortSignal, snapshot?: SnapshotWriter) {
+async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, pairs: EntrySorter, signal?: AbortSignal, snapshot?: SnapshotWriter) {
   let rows = 0;
   let duplicates = 0;
   let unindexed = 0;
@@ -261,7 +265,7 @@ async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, en
       snapshot?.add(key, value);
       rows++;
       const bar = value.indexOf('|');
-      if (!entriesOf(key, value.slice(0, bar), value.slice(bar + 1, value.indexOf('|', bar + 1)), entries)) unindexed++;
+      if (!entriesOf(key, value.slice(0, bar), value.slice(bar + 1, value.indexOf('|', bar + 1)), entries, pairs)) unindexed++;
     },
     signal,
     flush,

@@ -27,9 +27,21 @@ export function blockKey(stream: number, rank: number): Buffer {
   return key;
 }
 
+/** How a sorted index's 64-bit entries read: each one's stream and its value in the stream; `streams` when their sizes are kept. */
+export interface EntryLayout {
+  stream(hi: number): number;
+  value(hi: number, lo: number): number;
+  streams?: number;
+}
+
+/** The name index's entries (./names.ts): a stream per bucket, sign group and first word or not, whose sizes are kept. */
+export const NAME_ENTRIES: EntryLayout = { stream: streamOf, value: valueOf, streams: STREAMS };
+/** The pair index's (./names.ts): a stream per pair of buckets; a value is the rank times LOW_SIGNS, read as a name entry with no sign. */
+export const PAIR_ENTRIES: EntryLayout = { stream: (hi) => hi >>> 8, value: (hi, lo) => ((hi & 0xff) * 0x1_0000_0000 + lo) * LOW_SIGNS };
+
 /** Writes the entries it is given in order, as blocks, in transactions of the root database. */
 export class NamesWriter {
-  readonly #counts = new Uint32Array(STREAMS);
+  readonly #counts: Uint32Array | undefined;
   #stream = -1;
   #block = new Float64Array(BLOCK);
   #size = 0;
@@ -39,17 +51,20 @@ export class NamesWriter {
   constructor(
     readonly root: RootDatabase<string, string>,
     readonly names: NamesDb,
-  ) {}
+    readonly layout: EntryLayout = NAME_ENTRIES,
+  ) {
+    this.#counts = layout.streams === undefined ? undefined : new Uint32Array(layout.streams);
+  }
 
   add(hi: number, lo: number): void {
-    const stream = streamOf(hi);
+    const stream = this.layout.stream(hi);
     if (stream !== this.#stream || this.#size === BLOCK) this.#close();
     this.#stream = stream;
-    const value = valueOf(hi, lo);
+    const value = this.layout.value(hi, lo);
     // Equal entries (none are: a name files a bucket and sign once) would only repeat one.
     if (this.#size > 0 && this.#block[this.#size - 1] === value) return;
     this.#block[this.#size++] = value;
-    this.#counts[stream]!++;
+    if (this.#counts) this.#counts[stream]!++;
     this.entries++;
   }
 
@@ -67,13 +82,22 @@ export class NamesWriter {
     if (pending.length) this.root.transactionSync(() => pending.forEach(([k, v]) => this.names.putSync(k, v, { append: true })));
   }
 
-  /** The last block, and the streams' sizes. */
+  /** The last block, and the streams' sizes (an empty list when they are not kept: the index is then known complete). */
   finish(): void {
     this.#close();
     this.flush();
-    this.root.transactionSync(() => this.names.putSync(COUNTS_KEY, Buffer.from(this.#counts.buffer)));
+    const counts = this.#counts ?? new Uint32Array(0);
+    this.root.transactionSync(() => this.names.putSync(COUNTS_KEY, Buffer.from(counts.buffer)));
   }
 }
+
+/** The pair index, beside the name index in the same environment. */
+export function openPairs(db: RootDatabase<string, string>): NamesDb {
+  return db.openDB<Buffer, Buffer>('pairs', { keyEncoding: 'binary', encoding: 'binary' });
+}
+
+/** Whether a pair index was written whole (one written before pairs has none). */
+export const hasPairs = (pairs: NamesDb) => pairs.getBinary(COUNTS_KEY) !== undefined;
 
 /** The streams' sizes, or undefined for an index without names (one written before the search). */
 export function readCounts(names: NamesDb): Uint32Array | undefined {
@@ -87,8 +111,8 @@ export interface Spent {
   scanned: number;
 }
 
-/** Entries a page may pass over (a block read counts as 256): beyond it a seek answers where it stopped, a candidate its name then refuses. */
-export const MAX_SCANNED = 200_000;
+/** Entries a page may pass over (a block read counts as 256): beyond it a seek answers where it stopped, and the search is refused. */
+export const MAX_SCANNED = 50_000_000;
 
 /**
  * Where each stream's blocks end (their keys' last entries), read once a stream is first searched
@@ -111,6 +135,12 @@ export class BlockDirectory {
       this.#lasts.set(stream, lasts);
     }
     return lasts;
+  }
+
+  /** A stream's entries, about (its blocks are full but the last): what orders a join's streams. */
+  size(stream: number): number {
+    const blocks = this.of(stream).length;
+    return blocks === 0 ? 0 : blocks * BLOCK - BLOCK / 2;
   }
 }
 

@@ -102,11 +102,17 @@ export function signsFor(word: string): Uint8Array | undefined {
   return allowed;
 }
 
+/** Where a row's entries go: the name index's, and the pair index's (./pairs.ts). */
+export interface EntrySink {
+  push(hi: number, lo: number): void;
+}
+
 /**
  * The index entries of one row, as [hi, lo] pairs pushed onto `out`: one per bucket of its name's
- * words, the first word's marked as such. None when its RUC does not fit or its check digit is wrong.
+ * words, the first word's marked as such; and onto `pairs`, one per pair of its words' buckets.
+ * None when its RUC does not fit or its check digit is wrong.
  */
-export function entriesOf(ruc: string, name: string, estado: string, out: { push(hi: number, lo: number): void }): boolean {
+export function entriesOf(ruc: string, name: string, estado: string, out: EntrySink, pairs?: EntrySink): boolean {
   const first10 = ruc.slice(0, 10);
   const code = Number(first10);
   if (code > MAX_CODE || rucCheckDigit(first10) !== ruc.charCodeAt(10) - 48) return false;
@@ -127,7 +133,50 @@ export function entriesOf(ruc: string, name: string, estado: string, out: { push
     const stream = streamId(bucket, sign >>> 4, notFirst);
     out.push(((stream << 12) | rankHigh) >>> 0, codeLow + (sign & (LOW_SIGNS - 1)));
   }
+  if (pairs) pairEntriesOf(words, rankHigh * 2 ** 28 + (code & 0xfff_ffff), pairs);
   return true;
+}
+
+/**
+ * The pair index: for each two words of a name of three characters or more, an entry in the stream
+ * of their two buckets (a hash of the pair to 24 bits: two pairs sharing a stream only add
+ * candidates the names refuse), its value the rank alone. A text of common words that rarely meet
+ * (a person's whole name) reads the few ranks of its pairs, not the many of each word.
+ *
+ *   hi: the pair's stream (24 bits) | the rank's top 8 bits;   lo: the rank's low 32 bits
+ */
+export const PAIR_STREAMS = 2 ** 24;
+/** The stream of the names with more words than MAX_PAIR_WORDS: read with every pair's, so that none is missed. */
+export const LONG_NAMES = PAIR_STREAMS - 1;
+/** Words of a name paired: 12 make 66 pairs; a longer name is filed under LONG_NAMES instead. */
+export const MAX_PAIR_WORDS = 12;
+
+/** The stream of two buckets, in either order. */
+export function pairStream(a: number, b: number): number {
+  const [lo, hi] = a <= b ? [a, b] : [b, a];
+  let h = Math.imul(lo * BUCKETS + hi, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+  const stream = (h ^ (h >>> 13)) >>> 8;
+  return stream === LONG_NAMES ? LONG_NAMES - 1 : stream;
+}
+
+/** A name's pair entries onto `out`: each stream once, whatever the words' order. */
+export function pairEntriesOf(words: readonly string[], rank: number, out: EntrySink): void {
+  const buckets: number[] = [];
+  for (const word of words) if (word.length >= 3) buckets.push(bucketOf(word));
+  if (buckets.length < 2) return;
+  const high = Math.floor(rank / 2 ** 32);
+  const low = rank % 2 ** 32 >>> 0;
+  if (buckets.length > MAX_PAIR_WORDS) return out.push(((LONG_NAMES << 8) | high) >>> 0, low);
+  const seen = new Set<number>();
+  for (let i = 0; i < buckets.length; i++) {
+    for (let j = i + 1; j < buckets.length; j++) {
+      const stream = pairStream(buckets[i]!, buckets[j]!);
+      if (seen.has(stream)) continue;
+      seen.add(stream);
+      out.push(((stream << 8) | high) >>> 0, low);
+    }
+  }
 }
 
 /**

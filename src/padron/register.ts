@@ -172,8 +172,7 @@ export class Register {
   /** A page of `version`'s search, on a thread when there are threads. */
   #page(version: Version, asked: Pick<SearchAsked, 'texto' | 'filter' | 'first' | 'after'>): Promise<SearchPage> | SearchPage {
     if (this.#threads) return this.#threads.run({ dir: this.#options.dir, name: version.name, ...asked });
-    const { db: names, counts, directory } = version.names!;
-    return search({ version: version.name, db: version.db, names, counts, directory }, asked.texto, asked.filter, asked.first, asked.after);
+    return search({ version: version.name, db: version.db, names: version.names! }, asked.texto, asked.filter, asked.first, asked.after);
   }
 
   /** Whether the register in use answers `ruc` (for pricing: a RUC it holds costs nothing). */

@@ -30,9 +30,8 @@ async function answer(asked: SearchAsked): Promise<SearchAnswered> {
   try {
     const index = await indexOf(asked.dir, asked.name);
     if (!index.names) return { id: asked.id, error: 'the index has no name index' };
-    const { db: names, counts, directory } = index.names;
     const page = search(
-      { version: index.name, db: index.db, names, counts, directory },
+      { version: index.name, db: index.db, names: index.names },
       asked.texto,
       asked.filter,
       asked.first,

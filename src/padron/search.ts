@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
-import { type BlockDirectory, MAX_SCANNED, type NamesDb, StreamReader, UnionReader, type Spent } from './name-index.js';
+import { MAX_SCANNED, StreamReader, UnionReader, type Spent } from './name-index.js';
+import type { NameIndex } from './versions.js';
 import type { PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
-import { atLeastLength, bucketRange, codeOf, foldWords, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, SIGN_GROUPS, signsFor, streamId } from './names.js';
+import { atLeastLength, bucketOf, bucketRange, codeOf, foldWords, LONG_NAMES, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, pairStream, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
 /**
  * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
@@ -32,9 +33,12 @@ export class RegisterUnavailableError extends Error {
   }
 }
 
-/** A page does at most this much work (and MAX_SCANNED): a search whose matches are rare gives fewer and a cursor to go on. */
-const MAX_CANDIDATES = 500;
-const MAX_SEEKS = 5_000;
+/**
+ * A page's work is bounded so that no text can hold a search thread: past any of these it is
+ * refused (a page is never cut short, contract). Typed texts stay far below: docs/performance.md.
+ */
+const MAX_CANDIDATES = 200_000;
+const MAX_SEEKS = 2_000_000;
 export const MIN_CHARACTERS = 3;
 export const MAX_TEXT = 100;
 
@@ -106,7 +110,7 @@ export function parseText(texto: string): { ruc: string } | { words: string[] } 
 
 /** One search's page, from the register in use (`version` names it). */
 export function search(
-  index: { version: string; db: RootDatabase<string, string>; names: NamesDb; counts: Uint32Array; directory: BlockDirectory },
+  index: { version: string; db: RootDatabase<string, string>; names: NameIndex },
   texto: string,
   filter: SearchFilter,
   first: number,
@@ -129,8 +133,9 @@ export function search(
   for (const phase of ['A', 'B'] as const) {
     if (phase === 'A' && at.phase === 'B') continue;
     const start = Math.max(low, at.phase === phase ? at.rank : 0);
-    const streams = streamsOf(index, words, phase, work);
+    const streams = streamsOf(index.names, words, phase, work);
     const walked = walk(streams, start, high, shortest, work, (rank) => {
+      if (++work.candidates > MAX_CANDIDATES) throw tooBroad();
       const ruc = rucOfRank(rank);
       // Most candidates fail on their name: the row is read whole only for those that match.
       const name = nameOf(index.db, ruc);
@@ -141,12 +146,10 @@ export function search(
       found.push({ ruc, kept, cursor: cursorOf(binding, { phase, rank: rank + 1 }) });
       return found.length > first;
     });
-    if (walked.stoppedAt !== undefined) {
-      // A full page and one more (which says there is a next page), or the page's work spent.
-      const full = found.length > first;
-      if (full) found.length = first;
-      const resume = full ? undefined : cursorOf(binding, { phase, rank: walked.stoppedAt });
-      return { found, hasNextPage: true, endCursor: resume ?? found.at(-1)!.cursor };
+    if (walked.full) {
+      // A full page and one more, which says there is a next page.
+      found.length = first;
+      return { found, hasNextPage: true, endCursor: found.at(-1)!.cursor };
     }
     at = { phase: 'B', rank: 0 };
   }
@@ -190,8 +193,12 @@ function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => bo
     (!tipo || (tipo === 'EMPRESA') === ruc.startsWith('20'));
 }
 
-/** The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more characters among later words. */
-function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: BlockDirectory }, words: readonly string[], phase: 'A' | 'B', spent: Spent): UnionReader[] {
+/**
+ * The streams a phase walks, smallest first: in A, the first word's among first words, and each other word's of three or more
+ * characters among later words; in B, the first word's among later words and the others' among any. Then, for each two
+ * neighbouring words of three characters or more, their pair's: for common words that rarely meet, the few ranks where they do.
+ */
+function streamsOf(index: NameIndex, words: readonly string[], phase: 'A' | 'B', spent: Spent): UnionReader[] {
   /** A word's streams: of first words only, of the other words only, or of any. */
   const union = (word: string, which: 'first' | 'rest' | 'any') => {
     const [from, to] = bucketRange(word);
@@ -208,7 +215,7 @@ function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: Bloc
           const stream = streamId(b, group, notFirst);
           if (index.counts[stream] === 0) continue;
           size += index.counts[stream]! * share;
-          parts.push(new StreamReader(index.names, stream, share === 1 ? undefined : low, spent, index.directory));
+          parts.push(new StreamReader(index.db, stream, share === 1 ? undefined : low, spent, index.directory));
         }
       }
     }
@@ -225,13 +232,23 @@ function streamsOf(index: { names: NamesDb; counts: Uint32Array; directory: Bloc
     return shorter.length < 3 ? union(word, 'any') : union(shorter, 'rest');
   };
   // In A the first word begins the name's first word; in B, whose first word it does not begin, it begins another.
-  // Words of one or two characters are matched on the name alone (their streams are hundreds), unless there is no other word.
-  const streams = words.flatMap((w, i) => (w.length < 3 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
+  // A word of one character is matched on the names alone (its streams are a thousand), unless there is no other word.
+  const streams = words.flatMap((w, i) => (w.length < 2 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
   if (streams.length === 0) streams.push(union(words[0]!, phase === 'A' ? 'first' : 'rest'));
+  const pairs = index.pairs;
+  if (pairs) {
+    const paired = words.filter((w) => w.length >= 3).map(bucketOf);
+    const pair = (stream: number) => new StreamReader(pairs.db, stream, undefined, spent, pairs.directory);
+    const long = pairs.directory.size(LONG_NAMES) > 0 ? [pair(LONG_NAMES)] : [];
+    for (let i = 1; i < paired.length; i++) {
+      const stream = pairStream(paired[i - 1]!, paired[i]!);
+      streams.push(new UnionReader([pair(stream), ...long], pairs.directory.size(stream) + (long.length ? pairs.directory.size(LONG_NAMES) : 0)));
+    }
+  }
   return streams.sort((a, b) => a.size - b.size);
 }
 
-/** Walks the ranks every stream holds, from `start` to below `end`, until `take` says enough or the work is spent (then where it stopped). */
+/** Walks the ranks every stream holds, from `start` to below `end`, until `take` says the page is full; refused past the page's bounds. */
 function walk(
   streams: UnionReader[],
   start: number,
@@ -239,11 +256,11 @@ function walk(
   shortest: number,
   work: { candidates: number; seeks: number; scanned: number },
   take: (rank: number) => boolean,
-): { stoppedAt?: number } {
+): { full?: true } {
   if (streams.some((s) => s.size === 0)) return {};
   let t = start;
   for (;;) {
-    if (work.candidates >= MAX_CANDIDATES || work.seeks >= MAX_SEEKS || work.scanned >= MAX_SCANNED) return { stoppedAt: t };
+    if (work.seeks >= MAX_SEEKS || work.scanned >= MAX_SCANNED) throw tooBroad();
     t = streams[0]!.seek(t);
     work.seeks++;
     if (t >= end) return {};
@@ -264,8 +281,10 @@ function walk(
       }
     }
     if (!agreed) continue;
-    work.candidates++;
-    if (take(t)) return { stoppedAt: t };
+    if (take(t)) return { full: true };
     t += 1;
   }
 }
+
+/** A text whose page would take more than its bounds: a word of one letter among common ones, or a hostile text. */
+const tooBroad = () => new SearchRefused('texto: demasiado amplio para responder una página completa; escriba más letras de cada palabra');

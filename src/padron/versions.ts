@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open as openFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import { BlockDirectory, type NamesDb, openNames, readCounts } from './name-index.js';
+import { BlockDirectory, hasPairs, type NamesDb, openNames, openPairs, readCounts } from './name-index.js';
 
 /** What a complete index says of itself, written last: an index without it is no index. */
 export interface IndexMeta {
@@ -14,7 +14,7 @@ export interface IndexMeta {
   importedAt: number;
   durationMs: number;
   /** The name index's entries, and the rows it could not file (a RUC that is no RUC); absent in an index written before the search. */
-  names?: { entries: number; unindexed: number };
+  names?: { entries: number; pairs?: number; unindexed: number };
 }
 
 /** What filling an index gives: its meta but the times, and the last key it wrote. */
@@ -25,16 +25,34 @@ export interface Version {
   name: string;
   db: RootDatabase<string, string>;
   meta: IndexMeta;
-  names: { db: NamesDb; counts: Uint32Array; directory: BlockDirectory } | undefined;
+  names: NameIndex | undefined;
 }
 
-export function namesOf(db: RootDatabase<string, string>): Version['names'] {
+/** What a search reads: the name index, its streams' sizes and blocks, and the pair index when the import wrote one. */
+export interface NameIndex {
+  db: NamesDb;
+  counts: Uint32Array;
+  directory: BlockDirectory;
+  pairs: { db: NamesDb; directory: BlockDirectory } | undefined;
+}
+
+export function namesOf(db: RootDatabase<string, string>): NameIndex | undefined {
   try {
     const names = openNames(db);
     const counts = readCounts(names);
-    return counts ? { db: names, counts, directory: new BlockDirectory(names) } : undefined;
+    return counts ? { db: names, counts, directory: new BlockDirectory(names), pairs: pairsOf(db) } : undefined;
   } catch {
     // An index written before the search, opened read-only: it has no name index to open.
+    return undefined;
+  }
+}
+
+function pairsOf(db: RootDatabase<string, string>): NameIndex['pairs'] {
+  try {
+    const pairs = openPairs(db);
+    return hasPairs(pairs) ? { db: pairs, directory: new BlockDirectory(pairs) } : undefined;
+  } catch {
+    // An index written before the pair index, opened read-only.
     return undefined;
   }
 }

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Register } from '../../src/padron/register.js';
 import type { SearchFilter } from '../../src/padron/search.js';
-import { expected, fold, lineOf, mirrorOf, register, rucOf } from '../fixtures/register.js';
+import { commonWords, expected, fold, lineOf, mirrorOf, register, rucOf } from '../fixtures/register.js';
 
 /**
  * buscarContribuyentes over a register the test writes itself (test/fixtures/register.ts: lines in
@@ -52,7 +52,9 @@ describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
     let after: string | undefined;
     for (let pages = 0; pages < 10_000; pages++) {
       const page = await padron.search(texto, filter, first, after);
-      expect(page.records.length).toBeLessThanOrEqual(first);
+      // A page holds `first` matches unless it is the last (contract).
+      if (page.hasNextPage) expect(page.records.length).toBe(first);
+      else expect(page.records.length).toBeLessThanOrEqual(first);
       rucs.push(...page.records.map((r) => r.ruc));
       if (!page.hasNextPage) return rucs;
       after = page.endCursor!;
@@ -174,4 +176,60 @@ describe('a page’s bounded work', () => {
     expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(Array.from({ length: 10 }, (_, k) => `QUISPE QUISPE MARIA ${2 * SHORT + 10 + k}`));
     expect(page.hasNextPage).toBe(false);
   });
+});
+
+describe('a register of common words that rarely meet', () => {
+  let dir: string;
+  let server: Server;
+  let padron: Register;
+  const ROWS = commonWords(60_000);
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'search-common-'));
+    const mirror = await mirrorOf(ROWS.map(lineOf));
+    server = mirror.server;
+    padron = new Register({ source: new URL(mirror.url), dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }), searchThreads: 0 });
+    await padron.refresh();
+  }, 120_000);
+  afterAll(async () => {
+    await padron?.close();
+    server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A whole name as a person types it: as written, its words reversed, in lower case, without accents. */
+  const typings = (name: string) => [
+    name,
+    name.split(' ').reverse().join(' '),
+    name.toLowerCase(),
+    name.normalize('NFD').replace(/[\u0300-\u036f]/g, ''),
+  ];
+
+  it('finds a whole name, typed four ways, where the contract’s order puts it on a full first page', async () => {
+    for (const row of ROWS.filter((r) => r.ruc.startsWith('10')).slice(0, 40)) {
+      for (const texto of typings(row.name)) {
+        const want = expected(ROWS, texto);
+        const page = await padron.search(texto, {}, 10, undefined);
+        expect(page.records.map((r) => r.ruc), texto).toEqual(want.slice(0, 10));
+        expect(page.hasNextPage, texto).toBe(want.length > 10);
+        if (want.indexOf(row.ruc) < 10) expect(page.records.map((r) => r.ruc)).toContain(row.ruc);
+      }
+    }
+  });
+
+  it.each(['juan', 'maria', 'quispe mamani', 'juan carlos', 'qui', 'mam jua', 'inversiones sac', 'cruz de la', 'peña juan maria'])(
+    'answers %j with full pages until the last, every match in the contract’s order',
+    async (texto) => {
+      const rucs: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 5; pages++) {
+        const page = await padron.search(texto, {}, 10, after);
+        if (page.hasNextPage) expect(page.records.length).toBe(10);
+        rucs.push(...page.records.map((r) => r.ruc));
+        if (!page.hasNextPage) break;
+        after = page.endCursor!;
+      }
+      expect(rucs).toEqual(expected(ROWS, texto).slice(0, rucs.length));
+      expect(rucs.length).toBe(Math.min(50, expected(ROWS, texto).length));
+    },
+  );
 });
