@@ -48,8 +48,44 @@ const madeUp = (i: number, salt: number) =>
   Array.from({ length: 2 + (mix(i, salt) % 3) }, (_, k) => pick(SYLLABLES, i, salt * 7 + k)).join('');
 const surname = (i: number, salt: number) => (mix(i, salt + 1) % 4 === 0 ? madeUp(i, salt) : SURNAMES[zipf(i, salt, SURNAMES.length)]!);
 
+/**
+ * How names are drawn: `peru`, Peru's commonest surnames far likelier and a long tail of rare ones;
+ * `common`, every word from a vocabulary of under a hundred a kind, drawn evenly (Peru's trait at
+ * its harshest: every word of a name common, the whole name rare).
+ */
+export type NameMode = 'peru' | 'common';
+export const NAME_MODE: NameMode = process.env['BENCH_PADRON_NAMES'] === 'common' ? 'common' : 'peru';
+
+/** 99 surnames, 99 given names (compound ones too: `DEL CARMEN`), 99 words of companies and 12 legal forms. */
+export const VOCABULARY = {
+  surnames: [
+    ...SURNAMES,
+    ...'CARRASCO SOTO HUAMANI PALOMINO ARIAS QUISPE-TITO YUPANQUI INGA ÑAUPARI SUAREZ CAMPOS CORNEJO PACHECO LEON DE LA CRUZ BENITES ACOSTA ALVARADO VILLANUEVA PINEDA OCHOA MARTINEZ QUIROZ CABRERA CCOPA PUMA LUQUE ARAUJO GOMEZ VILCA LAURA MOLINA NAVARRO ZAPATA DELGADO VALDIVIA MIRANDA ESPINOZA-RAMOS ÁVILA BAUTISTA'.split(' '),
+  ].slice(0, 99),
+  given: [
+    ...GIVEN,
+    ...'DEL CARMEN ALEJANDRO FERNANDO RICARDO ROBERTO SANTIAGO FRANCISCO JAVIER DANIEL DAVID EDUARDO ENRIQUE GUILLERMO HECTOR ISABEL JULIA LUCIA PATRICIA SILVIA TERESA VERONICA YESENIA ZENAIDA ÑUSTA EUSEBIO TEÓFILO WALTER MARIO MARCO OSCAR RENE RUTH SARA EVA INES NORMA DORIS'.split(' '),
+  ].slice(0, 99),
+  companyWords: [
+    ...OPENINGS.flatMap((o) => o.split(' ')),
+    ...'ANDINA ANDINO PERU PERUANA SUR NORTE LIMA AREQUIPA CUSCO INCA SOL LUNA MAR ORO PLATA COBRE VERDE AZUL ROJO NEGOCIOS LOGISTICA MINERA AGRICOLA PESQUERA INDUSTRIAL TECNOLOGIA SISTEMAS SOLUCIONES PROYECTOS INGENIERIA CONSULTORES ASESORES TRANSPORTES TURISMO HOTEL RESTAURANTE FARMACIA BOTICA FERRETERIA LIBRERIA CLINICA COLEGIO ESTUDIO ABOGADOS SAN SANTA ROSA JUAN PEDRO MARIA'.split(' '),
+  ].slice(0, 99),
+  forms: ['S.A.C.', 'E.I.R.L.', 'S.R.L.', 'S.A.', 'SOCIEDAD ANONIMA CERRADA', 'SAC', 'EIRL', 'S.A.A.', '& ASOCIADOS S.A.C.', 'DEL PERU S.A.C.', 'Y CIA S.A.', 'S. COM.'],
+};
+
+function commonName(i: number, lines: number): string {
+  const v = VOCABULARY;
+  if (rucAt(i, lines).startsWith('10')) {
+    const given = mix(i, 5) % 3 === 0 ? `${pick(v.given, i, 6)} ${pick(v.given, i, 7)}` : pick(v.given, i, 6);
+    return `${pick(v.surnames, i, 1)} ${pick(v.surnames, i, 3)} ${given}`;
+  }
+  const words = Array.from({ length: 1 + (mix(i, 13) % 3) }, (_, k) => pick(v.companyWords, i, 20 + k));
+  return `${words.join(' ')} ${pick(v.forms, i, 12)}`;
+}
+
 /** The `i`-th taxpayer's name: a person's two surnames and given names, or a company's. */
 export function nameAt(i: number, lines: number): string {
+  if (NAME_MODE === 'common') return commonName(i, lines);
   if (rucAt(i, lines).startsWith('10')) {
     const given = mix(i, 5) % 3 === 0 ? `${pick(GIVEN, i, 6)} ${pick(GIVEN, i, 7)}` : pick(GIVEN, i, 6);
     return `${surname(i, 1)} ${surname(i, 3)} ${given}`;
@@ -86,7 +122,8 @@ export function rucAt(i: number, lines: number): string {
   return first10 + checkDigit(first10);
 }
 
-function lineAt(i: number, lines: number): string {
+/** The `i`-th row's line as the register writes it. */
+export function lineAt(i: number, lines: number): string {
   const ruc = rucAt(i, lines);
   const estado = i % 10 < 5 ? 'ACTIVO' : i % 10 < 9 ? 'BAJA DE OFICIO' : 'SUSPENSION TEMPORAL';
   const condicion = i % 7 === 0 ? 'NO HALLADO' : 'HABIDO';

@@ -138,10 +138,10 @@ export function entriesOf(ruc: string, name: string, estado: string, out: EntryS
 }
 
 /**
- * The pair index: for each two words of a name of three characters or more, an entry in the stream
- * of their two buckets (a hash of the pair to 24 bits: two pairs sharing a stream only add
- * candidates the names refuse), its value the rank alone. A text of common words that rarely meet
- * (a person's whole name) reads the few ranks of its pairs, not the many of each word.
+ * The pair index: for each two words of a name, an entry in the stream of their two buckets (a hash
+ * of the pair to 24 bits: two pairs sharing a stream only add candidates the names refuse), its
+ * value the rank alone. A text of common words that rarely meet (a person's whole name, a surname
+ * and a connector) reads the few ranks of its pairs, not the many of each word.
  *
  *   hi: the pair's stream (24 bits) | the rank's top 8 bits;   lo: the rank's low 32 bits
  */
@@ -162,9 +162,8 @@ export function pairStream(a: number, b: number): number {
 
 /** A name's pair entries onto `out`: each stream once, whatever the words' order. */
 export function pairEntriesOf(words: readonly string[], rank: number, out: EntrySink): void {
-  const buckets: number[] = [];
-  for (const word of words) if (word.length >= 3) buckets.push(bucketOf(word));
-  if (buckets.length < 2) return;
+  if (words.length < 2) return;
+  const buckets = words.map(bucketOf);
   const high = Math.floor(rank / 2 ** 32);
   const low = rank % 2 ** 32 >>> 0;
   if (buckets.length > MAX_PAIR_WORDS) return out.push(((LONG_NAMES << 8) | high) >>> 0, low);

@@ -4,7 +4,7 @@ import { MAX_SCANNED, StreamReader, UnionReader, type Spent } from './name-index
 import type { NameIndex } from './versions.js';
 import type { PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
-import { atLeastLength, bucketOf, bucketRange, codeOf, foldWords, LONG_NAMES, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, pairStream, SIGN_GROUPS, signsFor, streamId } from './names.js';
+import { atLeastLength, bucketRange, codeOf, foldWords, LONG_NAMES, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, pairStream, SIGN_GROUPS, signsFor, streamId } from './names.js';
 
 /**
  * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
@@ -235,17 +235,59 @@ function streamsOf(index: NameIndex, words: readonly string[], phase: 'A' | 'B',
   // A word of one character is matched on the names alone (its streams are a thousand), unless there is no other word.
   const streams = words.flatMap((w, i) => (w.length < 2 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
   if (streams.length === 0) streams.push(union(words[0]!, phase === 'A' ? 'first' : 'rest'));
-  const pairs = index.pairs;
-  if (pairs) {
-    const paired = words.filter((w) => w.length >= 3).map(bucketOf);
-    const pair = (stream: number) => new StreamReader(pairs.db, stream, undefined, spent, pairs.directory);
-    const long = pairs.directory.size(LONG_NAMES) > 0 ? [pair(LONG_NAMES)] : [];
-    for (let i = 1; i < paired.length; i++) {
-      const stream = pairStream(paired[i - 1]!, paired[i]!);
-      streams.push(new UnionReader([pair(stream), ...long], pairs.directory.size(stream) + (long.length ? pairs.directory.size(LONG_NAMES) : 0)));
-    }
-  }
+  if (index.pairs) streams.push(...pairStreamsOf(index, index.pairs, words, spent));
   return streams.sort((a, b) => a.size - b.size);
+}
+
+/** The pairs a text reads: each two neighbouring words of three characters or more, and each shorter word with the longest. */
+function pairsOf(words: readonly string[]): [string, string][] {
+  const long = words.filter((w) => w.length >= 3);
+  if (long.length === 0) return [];
+  const longest = long.reduce((a, b) => (b.length > a.length ? b : a));
+  const pairs: [string, string][] = [];
+  for (let i = 1; i < long.length; i++) pairs.push([long[i - 1]!, long[i]!]);
+  for (const w of words) if (w.length < 3) pairs.push([longest, w]);
+  return pairs;
+}
+
+/** Pairs a word of one character may stand for (its other words' buckets): beyond this the pair is not read. */
+const MAX_PAIR_PARTS = 2_000;
+
+/**
+ * Each pair's streams as one: for a word of one or two characters, the pairs of every bucket the register's words fill
+ * that begins with it. The names with more words than the pair index holds are read with each.
+ */
+function pairStreamsOf(index: NameIndex, pairs: NonNullable<NameIndex['pairs']>, words: readonly string[], spent: Spent): UnionReader[] {
+  const filled = (bucket: number) => {
+    for (let group = 0; group < SIGN_GROUPS; group++) if (index.counts[streamId(bucket, group, 0)]! + index.counts[streamId(bucket, group, 1)]! > 0) return true;
+    return false;
+  };
+  const bucketsOf = (word: string) => {
+    const [from, to] = bucketRange(word);
+    const buckets: number[] = [];
+    for (let b = from; b <= to; b++) if (from === to || filled(b)) buckets.push(b);
+    return buckets;
+  };
+  const reader = (stream: number) => new StreamReader(pairs.db, stream, undefined, spent, pairs.directory);
+  const longNames = pairs.directory.size(LONG_NAMES);
+  const unions: UnionReader[] = [];
+  for (const [a, b] of pairsOf(words)) {
+    const [as, bs] = [bucketsOf(a), bucketsOf(b)];
+    if (as.length * bs.length > MAX_PAIR_PARTS) continue;
+    const parts: StreamReader[] = [];
+    let size = 0;
+    for (const x of as)
+      for (const y of bs) {
+        const stream = pairStream(x, y);
+        const n = pairs.directory.size(stream);
+        if (n === 0) continue;
+        size += n;
+        parts.push(reader(stream));
+      }
+    if (longNames > 0) parts.push(reader(LONG_NAMES));
+    unions.push(new UnionReader(parts, size + longNames));
+  }
+  return unions;
 }
 
 /** Walks the ranks every stream holds, from `start` to below `end`, until `take` says the page is full; refused past the page's bounds. */
