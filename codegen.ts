@@ -20,7 +20,10 @@ const config: CodegenConfig = {
       // what they send (Apollo's own transform): a trusted document runs as the manifest has it, and a
       // cache matches fragments by it (without it, Apollo reads a fragment's fields as `{}`).
       documentTransforms: [
-        { transform: ({ documents }) => documents.map((file) => ({ ...file, document: file.document && addTypenameToDocument(file.document) })) },
+        {
+          transform: ({ documents }) =>
+            documents.map((file) => ({ ...file, document: file.document && addTypenameToDocument(file.document) })),
+        },
       ],
       config: {
         emitLegacyCommonJSImports: false,

@@ -29,8 +29,22 @@ const GIVEN = (
 ).split(' ');
 const SYLLABLES = 'CA HUA MA PA TI CO RI LLA QUI SA NA TA YA CHU PI RO LU ME NI TU CHA QUE SU RA'.split(' ');
 const OPENINGS = [
-  'INVERSIONES', 'SERVICIOS GENERALES', 'CORPORACION', 'CONSTRUCTORA', 'COMERCIAL', 'DISTRIBUIDORA', 'GRUPO', 'EMPRESA DE TRANSPORTES',
-  'CONSORCIO', 'MULTISERVICIOS', 'AGROINDUSTRIAS', 'INMOBILIARIA', 'NEGOCIACIONES', 'IMPORTACIONES Y EXPORTACIONES', 'ASOCIACION', 'TEXTIL',
+  'INVERSIONES',
+  'SERVICIOS GENERALES',
+  'CORPORACION',
+  'CONSTRUCTORA',
+  'COMERCIAL',
+  'DISTRIBUIDORA',
+  'GRUPO',
+  'EMPRESA DE TRANSPORTES',
+  'CONSORCIO',
+  'MULTISERVICIOS',
+  'AGROINDUSTRIAS',
+  'INMOBILIARIA',
+  'NEGOCIACIONES',
+  'IMPORTACIONES Y EXPORTACIONES',
+  'ASOCIACION',
+  'TEXTIL',
 ];
 const TAILS = ['S.A.C.', 'E.I.R.L.', 'S.R.L.', 'S.A.', 'SOCIEDAD ANONIMA CERRADA', '& ASOCIADOS S.A.C.', 'DEL PERU S.A.C.'];
 
@@ -60,17 +74,36 @@ export const NAME_MODE: NameMode = process.env['BENCH_PADRON_NAMES'] === 'common
 export const VOCABULARY = {
   surnames: [
     ...SURNAMES,
-    ...'CARRASCO SOTO HUAMANI PALOMINO ARIAS QUISPE-TITO YUPANQUI INGA ÑAUPARI SUAREZ CAMPOS CORNEJO PACHECO LEON DE LA CRUZ BENITES ACOSTA ALVARADO VILLANUEVA PINEDA OCHOA MARTINEZ QUIROZ CABRERA CCOPA PUMA LUQUE ARAUJO GOMEZ VILCA LAURA MOLINA NAVARRO ZAPATA DELGADO VALDIVIA MIRANDA ESPINOZA-RAMOS ÁVILA BAUTISTA'.split(' '),
+    ...'CARRASCO SOTO HUAMANI PALOMINO ARIAS QUISPE-TITO YUPANQUI INGA ÑAUPARI SUAREZ CAMPOS CORNEJO PACHECO LEON DE LA CRUZ BENITES ACOSTA ALVARADO VILLANUEVA PINEDA OCHOA MARTINEZ QUIROZ CABRERA CCOPA PUMA LUQUE ARAUJO GOMEZ VILCA LAURA MOLINA NAVARRO ZAPATA DELGADO VALDIVIA MIRANDA ESPINOZA-RAMOS ÁVILA BAUTISTA'.split(
+      ' ',
+    ),
   ].slice(0, 99),
   given: [
     ...GIVEN,
-    ...'DEL CARMEN ALEJANDRO FERNANDO RICARDO ROBERTO SANTIAGO FRANCISCO JAVIER DANIEL DAVID EDUARDO ENRIQUE GUILLERMO HECTOR ISABEL JULIA LUCIA PATRICIA SILVIA TERESA VERONICA YESENIA ZENAIDA ÑUSTA EUSEBIO TEÓFILO WALTER MARIO MARCO OSCAR RENE RUTH SARA EVA INES NORMA DORIS'.split(' '),
+    ...'DEL CARMEN ALEJANDRO FERNANDO RICARDO ROBERTO SANTIAGO FRANCISCO JAVIER DANIEL DAVID EDUARDO ENRIQUE GUILLERMO HECTOR ISABEL JULIA LUCIA PATRICIA SILVIA TERESA VERONICA YESENIA ZENAIDA ÑUSTA EUSEBIO TEÓFILO WALTER MARIO MARCO OSCAR RENE RUTH SARA EVA INES NORMA DORIS'.split(
+      ' ',
+    ),
   ].slice(0, 99),
   companyWords: [
     ...OPENINGS.flatMap((o) => o.split(' ')),
-    ...'ANDINA ANDINO PERU PERUANA SUR NORTE LIMA AREQUIPA CUSCO INCA SOL LUNA MAR ORO PLATA COBRE VERDE AZUL ROJO NEGOCIOS LOGISTICA MINERA AGRICOLA PESQUERA INDUSTRIAL TECNOLOGIA SISTEMAS SOLUCIONES PROYECTOS INGENIERIA CONSULTORES ASESORES TRANSPORTES TURISMO HOTEL RESTAURANTE FARMACIA BOTICA FERRETERIA LIBRERIA CLINICA COLEGIO ESTUDIO ABOGADOS SAN SANTA ROSA JUAN PEDRO MARIA'.split(' '),
+    ...'ANDINA ANDINO PERU PERUANA SUR NORTE LIMA AREQUIPA CUSCO INCA SOL LUNA MAR ORO PLATA COBRE VERDE AZUL ROJO NEGOCIOS LOGISTICA MINERA AGRICOLA PESQUERA INDUSTRIAL TECNOLOGIA SISTEMAS SOLUCIONES PROYECTOS INGENIERIA CONSULTORES ASESORES TRANSPORTES TURISMO HOTEL RESTAURANTE FARMACIA BOTICA FERRETERIA LIBRERIA CLINICA COLEGIO ESTUDIO ABOGADOS SAN SANTA ROSA JUAN PEDRO MARIA'.split(
+      ' ',
+    ),
   ].slice(0, 99),
-  forms: ['S.A.C.', 'E.I.R.L.', 'S.R.L.', 'S.A.', 'SOCIEDAD ANONIMA CERRADA', 'SAC', 'EIRL', 'S.A.A.', '& ASOCIADOS S.A.C.', 'DEL PERU S.A.C.', 'Y CIA S.A.', 'S. COM.'],
+  forms: [
+    'S.A.C.',
+    'E.I.R.L.',
+    'S.R.L.',
+    'S.A.',
+    'SOCIEDAD ANONIMA CERRADA',
+    'SAC',
+    'EIRL',
+    'S.A.A.',
+    '& ASOCIADOS S.A.C.',
+    'DEL PERU S.A.C.',
+    'Y CIA S.A.',
+    'S. COM.',
+  ],
 };
 
 function commonName(i: number, lines: number): string {
@@ -154,7 +187,10 @@ const SHUFFLE_STEP = 7_368_787;
 function padronText(lines: number, order: 'ruc' | 'none', day: 1 | 2 = 1): Readable {
   let i = 0;
   const rows = lines - 1;
-  const at = order === 'ruc' || rows % SHUFFLE_STEP === 0 ? (k: number) => k : (k: number) => Number((BigInt(k) * BigInt(SHUFFLE_STEP)) % BigInt(rows));
+  const at =
+    order === 'ruc' || rows % SHUFFLE_STEP === 0
+      ? (k: number) => k
+      : (k: number) => Number((BigInt(k) * BigInt(SHUFFLE_STEP)) % BigInt(rows));
   return new Readable({
     read() {
       const chunk: string[] = i === 0 ? [HEADER] : [];
@@ -185,7 +221,13 @@ async function writeZip(path: string, entry: string, content: Readable | Buffer,
 }
 
 /** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default; day 2 with 0.5 % of its rows changed. */
-export async function writeRegister(dir: string, lines = FULL_SIZE, at = new Date(), order: 'ruc' | 'none' = 'ruc', day: 1 | 2 = 1): Promise<void> {
+export async function writeRegister(
+  dir: string,
+  lines = FULL_SIZE,
+  at = new Date(),
+  order: 'ruc' | 'none' = 'ruc',
+  day: 1 | 2 = 1,
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines, order, day), at);
   const flags = Math.max(1, Math.round(lines / 100));

@@ -138,7 +138,7 @@ export class Oracle {
     }
     const lists: Uint32Array[] = [];
     for (let k = lo; k < sorted.length && sorted[k]!.startsWith(prefix); k++) lists.push(this.#postings[this.#ids.get(sorted[k]!)!]!.rows);
-    const union = lists.length === 1 ? lists[0]! : Uint32Array.from(new Set(lists.flatMap((l) => [...l]))).sort();
+    const union = lists.length === 1 ? lists[0]! : unionOf(lists);
     if (this.#unions.size > 2_000) this.#unions.clear();
     this.#unions.set(prefix, union);
     return union;
@@ -153,11 +153,11 @@ export class Oracle {
     return ((phase * 2 + (this.activo[row] ? 0 : 1)) * 256 + this.length[row]!) * 2 ** 35 + this.ruc[row]!;
   }
 
-  /** The keys of every row matching `texto` (a text with a word of three characters or more). */
+  /** The keys of every row matching `texto`. */
   #matching(texto: string): { q: string[]; keys: Float64Array } {
     const q = fold(texto);
-    const lists = q.filter((w) => w.length >= 3).map((w) => this.rowsBeginning(w));
-    if (lists.length === 0) throw new Error(`the oracle needs a word of 3 characters: ${texto}`);
+    // Every word's rows (a word of one or two characters: the union of every word it begins, read once and kept).
+    const lists = q.map((w) => this.rowsBeginning(w));
     lists.sort((a, b) => a.length - b.length);
     // The two shortest lists intersected, then every row matched on its words.
     const rows = lists.length > 1 ? intersect(lists[0]!, lists[1]!) : lists[0]!;
@@ -186,6 +186,18 @@ export class Oracle {
   }
 }
 
+/** The sorted union of sorted lists: a mark per row, then the marked rows in order. */
+function unionOf(lists: Uint32Array[]): Uint32Array {
+  const max = lists.reduce((m, l) => Math.max(m, l[l.length - 1] ?? 0), 0);
+  const marked = new Uint8Array(max + 1);
+  let n = 0;
+  for (const l of lists) for (const r of l) if (!marked[r]) ((marked[r] = 1), n++);
+  const out = new Uint32Array(n);
+  let k = 0;
+  for (let r = 0; r <= max; r++) if (marked[r]) out[k++] = r;
+  return out;
+}
+
 function intersect(a: Uint32Array, b: Uint32Array): number[] {
   const out: number[] = [];
   let i = 0;
@@ -212,7 +224,10 @@ export const TYPINGS = {
 
 const SEARCH =
   'query($t: String!, $n: Int!, $a: String) { buscarContribuyentes(texto: $t, first: $n, after: $a) { edges { node { ruc } } pageInfo { hasNextPage endCursor } } }';
-type Page = { errors?: { message: string }[]; data?: { buscarContribuyentes: { edges: { node: { ruc: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } };
+type Page = {
+  errors?: { message: string }[];
+  data?: { buscarContribuyentes: { edges: { node: { ruc: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+};
 
 async function ask(pool: Pool, t: string, n: number, a?: string): Promise<Page> {
   const res = await pool.request({
@@ -227,9 +242,11 @@ async function ask(pool: Pool, t: string, n: number, a?: string): Promise<Page> 
 /** Runs `each` over `items` with `width` at a time. */
 async function atATime<T>(items: readonly T[], width: number, each: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await each(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await each(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -261,7 +278,18 @@ export async function foundAsTyped(url: string, oracle: Oracle, samples: number)
     }
   }
   const oracleS = (performance.now() - started) / 1000;
-  const result = { samples, cases: cases.length, tooLong, oracleS: Math.round(oracleS), notMatched: 0, found: 0, misplaced: [] as string[], shortPages: 0, errors: 0, ranks: { under10: 0, under50: 0, beyond: 0 } };
+  const result = {
+    samples,
+    cases: cases.length,
+    tooLong,
+    oracleS: Math.round(oracleS),
+    notMatched: 0,
+    found: 0,
+    misplaced: [] as string[],
+    shortPages: 0,
+    errors: 0,
+    ranks: { under10: 0, under50: 0, beyond: 0 },
+  };
   await atATime(cases, 20, async (c) => {
     if (c.rank < 0) {
       result.notMatched++;
@@ -269,7 +297,7 @@ export async function foundAsTyped(url: string, oracle: Oracle, samples: number)
     }
     const first = c.rank < 10 ? 10 : 50;
     let after: string | undefined;
-    for (let seen = 0; ; ) {
+    for (let seen = 0; ;) {
       const page = await ask(pool, c.texto, first, after);
       const conn = page.data?.buscarContribuyentes;
       if (!conn) {
@@ -281,7 +309,8 @@ export async function foundAsTyped(url: string, oracle: Oracle, samples: number)
       if (c.rank < seen + conn.edges.length) {
         const at = conn.edges.findIndex((e) => e.node.ruc === String(oracle.ruc[c.row]));
         if (at === c.rank - seen) result.found++;
-        else if (result.misplaced.length < 20) result.misplaced.push(`${c.typing} ${c.texto}: rank ${c.rank}, found at ${at < 0 ? 'none' : seen + at}`);
+        else if (result.misplaced.length < 20)
+          result.misplaced.push(`${c.typing} ${c.texto}: rank ${c.rank}, found at ${at < 0 ? 'none' : seen + at}`);
         result.ranks[c.rank < 10 ? 'under10' : c.rank < 50 ? 'under50' : 'beyond']++;
         return;
       }
@@ -318,7 +347,8 @@ export function hardMix(oracle: Oracle, n = 2_000): string[] {
   const texts: string[] = [];
   for (const w of common) for (let len = 3; len <= w.length; len++) texts.push(w.slice(0, len));
   for (let i = 0; i < common.length; i++)
-    for (let j = 0; j < common.length; j += 3) if (i !== j) texts.push(`${common[i]} ${common[j]!.slice(0, 3 + ((i + j) % Math.max(1, common[j]!.length - 2)))}`);
+    for (let j = 0; j < common.length; j += 3)
+      if (i !== j) texts.push(`${common[i]} ${common[j]!.slice(0, 3 + ((i + j) % Math.max(1, common[j]!.length - 2)))}`);
   for (const w of common) for (const tail of ['SAC', 'S.A.C.', 'EIRL', 'DE', 'DEL', 'DE LA', 'Y']) texts.push(`${w} ${tail}`);
   const persons: string[] = [];
   for (let k = 0; persons.length < n / 3; k++) {
@@ -390,7 +420,8 @@ export async function hardLoad(url: string, oracle: Oracle, texts: string[], ruc
   await lookup;
   await pool.close();
   await other.close();
-  const q = (xs: number[], p: number) => Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! * 10) / 10;
+  const q = (xs: number[], p: number) =>
+    Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! * 10) / 10;
   return {
     searches: times.length,
     p50: q(times, 0.5),

@@ -31,7 +31,8 @@ const REPS = Number(process.env['BENCH_REPS'] ?? 3);
 const NEXT_DAY = process.env['BENCH_PADRON_NEXT_DAY'] !== 'off';
 /** Taxpayers whose names are typed four ways. */
 const SAMPLES = Number(process.env['BENCH_PADRON_SAMPLES'] ?? 10_000);
-const QUERY = 'query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }';
+const QUERY =
+  'query Contribuyente($ruc: String!) { contribuyente(ruc: $ruc) { ruc nombreORazonSocial estado condicion direccion departamento esAgenteDeRetencion esBuenContribuyente } }';
 const body = (ruc: string) => JSON.stringify({ query: QUERY, variables: { ruc } });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -71,12 +72,18 @@ async function main() {
     const importS = padron.lastImport!.durationMs / 1000;
     const importRss = peakRssMb(gateway.pid);
     const indexBytes = Number(execFileSync('du', ['-sb', join(dir, 'index')], { encoding: 'utf8' }).split('\t')[0]);
-    console.log(`imported ${padron.lastImport!.rows} rows in ${importS.toFixed(1)} s; peak RSS ${Math.round(importRss)} MB (idle ${Math.round(idleRss)}); index ${(indexBytes / 1e9).toFixed(2)} GB`);
+    console.log(
+      `imported ${padron.lastImport!.rows} rows in ${importS.toFixed(1)} s; peak RSS ${Math.round(importRss)} MB (idle ${Math.round(idleRss)}); index ${(indexBytes / 1e9).toFixed(2)} GB`,
+    );
 
     const bare = await start('bare', node, 'dist/bench/baseline.js', { UPSTREAM_URL: sandbox.url, PORT: '0' });
     const fromRegister = { body: body(rucAt(Math.floor(LINES * 0.9), LINES - 1)), connections: 50 };
     const fromService = { body: body('20100123453'), connections: 50 };
-    for (const [s, l] of [[gateway, fromRegister], [bare, fromService]] as const) await load(s, sandbox, l, 2);
+    for (const [s, l] of [
+      [gateway, fromRegister],
+      [bare, fromService],
+    ] as const)
+      await load(s, sandbox, l, 2);
     const search = await searches(gateway.url);
     t = performance.now();
     const oracle = new Oracle(LINES - 1);
@@ -98,7 +105,12 @@ async function main() {
       await writeRegister(files, LINES, new Date(), ORDER, 2);
       changes = await nextDay({ ...env, PADRON: mirror, PADRON_DIR: join(dir, 'index'), PADRON_REFRESH_MS: '1000' });
     }
-    const [g, b] = samples.map((s) => ({ rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((a, x) => a + x.failed, 0) }));
+    const [g, b] = samples.map((s) => ({
+      rps: median(s.map((x) => x.rps)),
+      p50: median(s.map((x) => x.p50)),
+      p99: median(s.map((x) => x.p99)),
+      failed: s.reduce((a, x) => a + x.failed, 0),
+    }));
     const result = {
       at: new Date().toISOString(),
       node: process.version,
@@ -126,7 +138,10 @@ async function main() {
         'contribuyente meanwhile p99 < 10 ms': hard.contribuyenteMeanwhile.p99 < 10,
         'index <= 5.8 GB': indexBytes <= 5.8e9,
         '10,000 RUCs <= 2 s': list.ms <= 2000,
-        ...(changes && { 'comparison <= 60 s': changes.comparisonS <= 60, 'peak RSS with the comparison <= 512 MB': changes.peakRssMb <= 512 }),
+        ...(changes && {
+          'comparison <= 60 s': changes.comparisonS <= 60,
+          'peak RSS with the comparison <= 512 MB': changes.peakRssMb <= 512,
+        }),
       },
     };
     console.log(JSON.stringify(result, null, 2));
@@ -149,7 +164,12 @@ async function nextDay(env: Record<string, string>) {
       if (failed) throw new Error(failed[0]);
       if (recorded && /padron: imported/.test(gateway.output())) {
         const padron = ((await (await fetch(`${gateway.url}/health`)).json()) as { padron: { lastImport: { durationMs: number } } }).padron;
-        const measured = { changes: Number(recorded[1]), comparisonS: Number(recorded[2]) / 1000, importS: padron.lastImport.durationMs / 1000, peakRssMb: Math.round(peakRssMb(gateway.pid)) };
+        const measured = {
+          changes: Number(recorded[1]),
+          comparisonS: Number(recorded[2]) / 1000,
+          importS: padron.lastImport.durationMs / 1000,
+          peakRssMb: Math.round(peakRssMb(gateway.pid)),
+        };
         console.log(`the next day's register: ${JSON.stringify(measured)}`);
         return measured;
       }
@@ -160,7 +180,8 @@ async function nextDay(env: Record<string, string>) {
   }
 }
 
-const SEARCH = 'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) { edges { node { ruc nombreORazonSocial estado } } pageInfo { hasNextPage endCursor } } }';
+const SEARCH =
+  'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) { edges { node { ruc nombreORazonSocial estado } } pageInfo { hasNextPage endCursor } } }';
 /** The commonest words alone and together: the searches with the most matches to order. */
 const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', 'INVERSIONES SAC', 'QUISPE MAMANI', 'qui', 'ser gen'];
 
@@ -189,7 +210,12 @@ async function searches(url: string) {
       Array.from({ length: 20 }, async () => {
         for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
           const started = performance.now();
-          const res = await pool.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' }, body: JSON.stringify({ query: SEARCH, variables: { t } }) });
+          const res = await pool.request({
+            path: '/graphql',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
+            body: JSON.stringify({ query: SEARCH, variables: { t } }),
+          });
           const body = (await res.body.json()) as Page;
           times.push(performance.now() - started);
           const page = body.data?.buscarContribuyentes;
@@ -219,7 +245,10 @@ async function supplierList(url: string) {
     const res = await fetch(`${url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
-      body: JSON.stringify({ query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc estado condicion } }', variables: { r: rucs } }),
+      body: JSON.stringify({
+        query: 'query($r: [String!]!) { contribuyentes(rucs: $r) { ruc estado condicion } }',
+        variables: { r: rucs },
+      }),
     });
     const body = (await res.json()) as { data?: { contribuyentes: unknown[] }; errors?: unknown };
     times.push(performance.now() - started);

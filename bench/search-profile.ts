@@ -51,7 +51,9 @@ for (const pass of [0, 1])
   }
 times.sort((a, b) => b[0] - a[0]);
 const total = times.reduce((n, x) => n + x[0], 0);
-console.log(`mean ${(total / times.length).toFixed(2)} ms, p99 ${times[Math.floor(times.length / 100)]![0].toFixed(1)}, max ${times[0]![0].toFixed(1)}`);
+console.log(
+  `mean ${(total / times.length).toFixed(2)} ms, p99 ${times[Math.floor(times.length / 100)]![0].toFixed(1)}, max ${times[0]![0].toFixed(1)}`,
+);
 for (const [ms, t, n] of times.slice(0, 25)) console.log(ms.toFixed(1), JSON.stringify(t), n);
 await padron.close();
 server.close();

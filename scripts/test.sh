@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`, `npm run test:load` and `npm run test:image`: the type check, codegen's drift check and vitest (its
+# `npm test`, `npm run test:load` and `npm run test:image`: the type check, codegen's drift check, prettier's check and vitest (its
 # arguments passed on), with every temporary file of the run (vitest's, codegen's, tsx's, the
 # tests' own) in a folder of its own under the machine's TMPDIR, removed when the run ends.
 set -euo pipefail
@@ -21,6 +21,8 @@ else
   npm run --silent typecheck &
   typecheck=$!
   npm run --silent codegen:check
+  # Formatted as prettier writes it: a file's length is its concept's, never packed to meet a count.
+  npx prettier --check . --log-level warn
   status=0
   npx vitest run --project gateway "$@" || status=$?
   wait "$typecheck" || status=$?

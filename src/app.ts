@@ -211,7 +211,11 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
       : []),
     // 5. Token, depth, alias, directive and plan-cost limits, all before execution.
     // A RUC SUNAT's register answers costs nothing: it is priced so.
-    ...useOperationLimits(config.limits, config.nodeEnv === 'production', register && ((type, key) => type === 'Contribuyente' && register.holds(key))),
+    ...useOperationLimits(
+      config.limits,
+      config.nodeEnv === 'production',
+      register && ((type, key) => type === 'Contribuyente' && register.holds(key)),
+    ),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
     usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
     // Secrets: written in the document, refused; in variables, checked before graphql-js could print them.
@@ -223,7 +227,9 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), tracing?.shutdown()]).then(() => link?.close()),
+        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), tracing?.shutdown()]).then(() =>
+          link?.close(),
+        ),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
@@ -239,7 +245,15 @@ function createRegister(config: Config, { logger, link, metrics }: { logger: Log
   const { redisUrl, redisCluster } = config.cache;
   const redis = redisUrl ? { url: redisUrl, cluster: redisCluster } : undefined;
   const { padron } = config;
-  const webhooks = new Webhooks({ settings: config.webhooks, logger, metrics, link, redis, dir: padron?.dir, keepMs: (padron?.changesDays ?? 1) * 86_400_000 });
+  const webhooks = new Webhooks({
+    settings: config.webhooks,
+    logger,
+    metrics,
+    link,
+    redis,
+    dir: padron?.dir,
+    keepMs: (padron?.changesDays ?? 1) * 86_400_000,
+  });
   const register = padron && startRegister({ ...padron, onChanges: webhooks.onChanges }, logger, (state) => metrics.padron(state));
   return { register, webhooks };
 }

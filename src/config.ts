@@ -18,7 +18,8 @@ const count = z.coerce.number().int().min(0);
 const MAX_TTL_MS = 30 * 24 * 3600_000;
 const millisLong = z.coerce.number().int().min(1).max(MAX_TTL_MS);
 
-const ONE_PROCESS = 'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
+const ONE_PROCESS =
+  'el gateway corre en un solo proceso (solo se acepta 1). Para escalar, inicie varias instancias con el mismo REDIS_URL (docs/deploy.md)';
 /**
  * The public environment: every variable the gateway reads, its rule and its default, stated
  * once. docs/configuration.md's table lists exactly these (test/config.test.ts holds the two alike).
@@ -290,7 +291,12 @@ export const DEFAULTS: Config = loadConfig({});
 /** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's) and registers (PADRON=sandbox). */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
   const padron = config.padron?.source === SANDBOX_PADRON ? { ...config.padron, source: baseUrl + SANDBOX_PADRON_PATH } : config.padron;
-  return deepFreeze({ ...config, upstream: { ...config.upstream, baseUrl }, auth: resolvedAuth(config.auth, baseUrl, sandboxToken), padron });
+  return deepFreeze({
+    ...config,
+    upstream: { ...config.upstream, baseUrl },
+    auth: resolvedAuth(config.auth, baseUrl, sandboxToken),
+    padron,
+  });
 }
 
 function parseOrigins(value: string): '*' | readonly string[] {

@@ -1,7 +1,13 @@
 import { GraphQLError } from 'graphql';
 import { maskError as yogaMaskError } from 'graphql-yoga';
 import { GRAPHQL_PATH } from './config.js';
-import { UpstreamError, UpstreamInvalidResponseError, type HttpRefusal, type InvalidResponseReason, UpstreamHttpError } from './upstream/errors.js';
+import {
+  UpstreamError,
+  UpstreamInvalidResponseError,
+  type HttpRefusal,
+  type InvalidResponseReason,
+  UpstreamHttpError,
+} from './upstream/errors.js';
 import { BudgetExceededError, BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
 import { RegisterUnavailableError, SearchRefused } from './padron/search.js';
@@ -79,6 +85,33 @@ export function gatewayError(code: ErrorCode, message: string, options: GatewayE
   });
 }
 
+/**
+ * Why the register, its changes or the subscriptions cannot answer here (REGISTER_UNAVAILABLE): each
+ * reason's words and whether trying again may help, written here alone. Never a call to the service.
+ */
+const REGISTER_UNAVAILABLE = {
+  padronOffSearch: [false, 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.'],
+  padronOffChanges: [false, 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.'],
+  changesElsewhere: [
+    true,
+    'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).',
+  ],
+  noSubscriptions: [false, 'Este gateway no guarda suscripciones.'],
+  noSubscriptionStore: [false, 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.'],
+  subscriptionsNotOpen: [true, 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).'],
+  subscriptionStoreDown: [true, 'Las suscripciones no están disponibles ahora (su almacén no responde): reintente.'],
+} as const satisfies Record<string, readonly [boolean, string]>;
+
+/** The register's own refusal (./padron/search.ts): it has none that answers yet, and says its state. */
+const registerNotReady = (state: string) =>
+  `El padrón del gateway no está disponible (${state}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`;
+
+/** REGISTER_UNAVAILABLE for `reason`, in its words. */
+export function registerUnavailable(reason: keyof typeof REGISTER_UNAVAILABLE): GraphQLError {
+  const [retryable, message] = REGISTER_UNAVAILABLE[reason];
+  return gatewayError('REGISTER_UNAVAILABLE', message, { retryable });
+}
+
 /** What the caller is told of a fault of the gateway itself: nothing more. */
 export const INTERNAL_MESSAGE = 'Error interno del gateway.';
 /** What a request off the GraphQL path is told. */
@@ -90,7 +123,11 @@ export function errorBody(code: ErrorCode, message: string): string {
 }
 
 /** The headers and body of such a refusal, for node's `writeHead` or a Fetch `Response`. */
-export function errorAnswer(code: ErrorCode, message: string, headers: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
+export function errorAnswer(
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): { headers: Record<string, string>; body: string } {
   const body = errorBody(code, message);
   return {
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers },
@@ -196,7 +233,7 @@ function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError
   }
   if (cause instanceof SearchRefused) return placed(cause, located, cause.message, { code: 'INVALID_INPUT', retryable: false });
   if (cause instanceof RegisterUnavailableError)
-    return placed(cause, located, cause.message, { code: 'REGISTER_UNAVAILABLE', retryable: cause.retryable });
+    return placed(cause, located, registerNotReady(cause.state), { code: 'REGISTER_UNAVAILABLE', retryable: true });
   if (!(cause instanceof OperationCostError)) return undefined;
   const { cost, spent, limit } = cause;
   const message = `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;

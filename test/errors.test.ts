@@ -30,6 +30,9 @@ describe('docs/errors.md', () => {
     }
     const upstreamError = rows.filter((r) => r.codes.includes('UPSTREAM_ERROR')).map((r) => r.retryable);
     expect(upstreamError.sort()).toEqual(['false', 'true']);
-    expect([...new Set(rows.filter((r) => r.codes.includes('REGISTER_UNAVAILABLE')).map((r) => r.retryable))].sort()).toEqual(['false', 'true']);
+    expect([...new Set(rows.filter((r) => r.codes.includes('REGISTER_UNAVAILABLE')).map((r) => r.retryable))].sort()).toEqual([
+      'false',
+      'true',
+    ]);
   });
 });

@@ -35,7 +35,11 @@ export async function untilReady(urls: readonly string[], withinMs = 20_000): Pr
 }
 
 /** One of the README's worked queries, by the words its heading starts with: what it sends, with which token, and the answer it shows. */
-export function readmeExample(heading: string): { sent: { query: string; variables?: Record<string, unknown> }; token: string; shown: unknown } {
+export function readmeExample(heading: string): {
+  sent: { query: string; variables?: Record<string, unknown> };
+  token: string;
+  shown: unknown;
+} {
   const readme = readFileSync('README.md', 'utf8');
   const at = readme.indexOf(`**${heading}`);
   if (at < 0) throw new Error(`README has no worked query "${heading}"`);

@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-/** The layout docs/architecture.md describes: rooms by responsibility, small files, imports flowing down the floors. */
+/**
+ * The layout docs/architecture.md describes: rooms by responsibility, imports flowing down the floors, no cycle. No line
+ * count: a file is as long as its one concept needs, formatted by prettier (the test command checks it).
+ */
 const SRC = new URL('../src/', import.meta.url).pathname;
 
 function files(dir: string): string[] {
@@ -20,7 +22,22 @@ const room = (path: string) => {
 };
 
 /** The floors, top to bottom: a room may import its own floor or one below, never one above. */
-const FLOORS = ['main', 'process', 'app', 'http', 'pipeline', 'schema', 'webhooks', 'errors', 'data', 'telemetry', 'sandbox', 'padron', 'upstream', 'config'];
+const FLOORS = [
+  'main',
+  'process',
+  'app',
+  'http',
+  'pipeline',
+  'schema',
+  'webhooks',
+  'errors',
+  'data',
+  'telemetry',
+  'sandbox',
+  'padron',
+  'upstream',
+  'config',
+];
 const floor = (name: string) => {
   const at = FLOORS.indexOf(name);
   if (at < 0) throw new Error(`src/${name} is on no floor: add it to FLOORS and docs/architecture.md`);
@@ -34,41 +51,6 @@ describe('the layout of src/', () => {
 
   it('keeps the README for users: at most 300 lines (details go to docs/)', () => {
     expect(readFileSync('README.md', 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(300);
-  });
-
-  it('has no file over 300 lines', () => {
-    for (const file of files(SRC)) expect(readFileSync(file, 'utf8').split('\n').length, relative(SRC, file)).toBeLessThanOrEqual(301);
-  });
-
-  it('keeps the data layer (loaders, lookups, cache, budgets, Redis) within 800 lines', () => {
-    const lines = files(join(SRC, 'data')).reduce((n, file) => n + readFileSync(file, 'utf8').trimEnd().split('\n').length, 0);
-    expect(lines).toBeLessThanOrEqual(800);
-  });
-
-  it('has no function over 60 lines, but for those whose length a reader accepts, each with its reason', () => {
-    /** `file:function` -> why it is long. */
-    const ACCEPTED: Record<string, string> = {
-      'config.ts:(transform)': 'one line per setting, from the environment to the configuration: a table read top to bottom',
-      'upstream/client.ts:#send': 'one call on the hot path, its steps in the order they happen, with no closure or object more than a call needs',
-    };
-    const long: string[] = [];
-    for (const file of files(SRC)) {
-      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-      const visit = (node: ts.Node): void => {
-        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
-          const lines =
-            source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-          const name =
-            node.name?.getText(source) ??
-            (ts.isCallExpression(node.parent) ? `(${node.parent.expression.getText(source).split('.').pop()})` : '(anonymous)');
-          const id = `${relative(SRC, file)}:${name}`;
-          if (lines > 60 && !ACCEPTED[id]) long.push(`${id}: ${lines} lines`);
-        }
-        ts.forEachChild(node, visit);
-      };
-      visit(source);
-    }
-    expect(long).toEqual([]);
   });
 
   it('has every import between rooms run down the floors docs/architecture.md states', () => {
@@ -87,9 +69,9 @@ describe('the layout of src/', () => {
   it('has no import cycle: a file never reaches itself through what it imports (types aside, which are gone at run time)', () => {
     const importsOf = new Map<string, string[]>();
     for (const file of files(SRC)) {
-      const targets = [...readFileSync(file, 'utf8').matchAll(/^(?:import (?!type )[^;]*?from|import|export [^;]*?from) '(\.[^']+)'/gm)].map(([, spec]) =>
-        normalize(join(dirname(file), spec!)).replace(/\.js$/, '.ts'),
-      );
+      const targets = [
+        ...readFileSync(file, 'utf8').matchAll(/^(?:import (?!type )[^;]*?from|import|export [^;]*?from) '(\.[^']+)'/gm),
+      ].map(([, spec]) => normalize(join(dirname(file), spec!)).replace(/\.js$/, '.ts'));
       importsOf.set(file, targets);
     }
     const cycles: string[] = [];

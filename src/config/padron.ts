@@ -11,13 +11,20 @@ export const SANDBOX_REFRESH_MS = 30_000;
 /** Days of the register's changes kept when PADRON_CHANGES_DAYS does not say. */
 export const CHANGES_DAYS = 90;
 
-const millis = z.coerce.number().int().min(1).max(30 * 24 * 3600_000);
+const millis = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(30 * 24 * 3600_000);
 
 /** SUNAT's public registers kept by the gateway (docs/padron.md). */
 export const PadronEnv = z.object({
   /** `off`; `sunat`: SUNAT's addresses; `sandbox`: the built-in sandbox's; or a mirror's base URL holding the five zips under SUNAT's names. @default 'off' */
   PADRON: z
-    .union([z.enum(['off', 'sunat', SANDBOX_PADRON]), z.url({ protocol: /^https?$/, message: 'PADRON debe ser off, sunat, sandbox o una URL http(s)' })])
+    .union([
+      z.enum(['off', 'sunat', SANDBOX_PADRON]),
+      z.url({ protocol: /^https?$/, message: 'PADRON debe ser off, sunat, sandbox o una URL http(s)' }),
+    ])
     .default('off'),
   /** Where the register's index lives. @default './data/padron' */
   PADRON_DIR: z.string().min(1).default('./data/padron'),
@@ -44,5 +51,12 @@ export function padronOf(e: Env) {
   if (e.PADRON === 'off') return undefined;
   const searchThreads = e.PADRON_SEARCH_THREADS ?? availableParallelism();
   const refreshMs = e.PADRON_REFRESH_MS ?? (e.PADRON === SANDBOX_PADRON ? SANDBOX_REFRESH_MS : 24 * 3600_000);
-  return { source: e.PADRON, dir: e.PADRON_DIR, maxAgeMs: e.PADRON_MAX_AGE_MS, refreshMs, searchThreads, changesDays: e.PADRON_CHANGES_DAYS };
+  return {
+    source: e.PADRON,
+    dir: e.PADRON_DIR,
+    maxAgeMs: e.PADRON_MAX_AGE_MS,
+    refreshMs,
+    searchThreads,
+    changesDays: e.PADRON_CHANGES_DAYS,
+  };
 }

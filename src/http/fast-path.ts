@@ -131,7 +131,8 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
     // An incremental answer (@defer, @stream) is Yoga's to send. A GraphQL name is never escaped,
     // so a document that uses either directive, however spaced or commented, holds its name:
     // such documents go to Yoga, and the executor decides from the parsed one (ONE_RESULT_ONLY). So do subscriptions (SSE).
-    if (!mediaType || !params || params.query.includes('defer') || params.query.includes('stream') || params.query.includes('subscription')) return undefined;
+    if (!mediaType || !params || params.query.includes('defer') || params.query.includes('stream') || params.query.includes('subscription'))
+      return undefined;
     options.onTaken?.();
     return respond(req, res, mediaType, params).catch((error: unknown) => {
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.

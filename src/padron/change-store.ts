@@ -207,7 +207,7 @@ export class ChangeStore {
   dates(after = ''): string[] {
     const dates: string[] = [];
     // One seek per date: from past the last date's keys.
-    for (let from = after ? `d${after}~` : 'd'; ; ) {
+    for (let from = after ? `d${after}~` : 'd'; ;) {
       const [key] = [...this.db.getKeys({ start: from, end: 'd~', limit: 1 })];
       if (key === undefined) return dates;
       dates.push(key.slice(1, 11));

@@ -64,7 +64,8 @@ export async function compareSnapshots(
       throw new Error('a snapshot of the rows is damaged: its rows are not RUCs in order');
     }
     const ruc = ky === undefined || (kx !== undefined && kx < ky) ? kx! : ky;
-    for (const [tipo, antes, despues] of changesOf(kx === ruc ? x!.slice(11) : undefined, ky === ruc ? y!.slice(11) : undefined)) each(ruc, tipo, antes, despues);
+    for (const [tipo, antes, despues] of changesOf(kx === ruc ? x!.slice(11) : undefined, ky === ruc ? y!.slice(11) : undefined))
+      each(ruc, tipo, antes, despues);
     if (kx === ruc) {
       lastX = kx;
       before.advance();
@@ -92,7 +93,6 @@ export interface Recorded {
 
 /** A second register of the same date keeps its own changes apart (to be sent) only up to this many: a real one has a few. */
 const MAX_AGAIN = 200_000;
-
 
 /**
  * Records what changed from `before` (the register in use: its directory and date) to `after` (a
@@ -138,7 +138,9 @@ async function stagedChanges(before: string, after: string, logger?: Logger, sig
   if (!was || !is) {
     was?.close();
     is?.close();
-    logger?.warn('padron: the register in use has no snapshot of its rows (written by an older gateway); this one is the baseline of the changes');
+    logger?.warn(
+      'padron: the register in use has no snapshot of its rows (written by an older gateway); this one is the baseline of the changes',
+    );
     return undefined;
   }
   // A name of the versions' kind: what a killed import left is removed with the rest.

@@ -65,7 +65,9 @@ async function download(
 ) {
   const { username, password } = new URL(url);
   // A mirror's credentials in its URL go as Basic authentication, and are shown nowhere.
-  const basic = username ? `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString('base64')}` : undefined;
+  const basic = username
+    ? `Basic ${Buffer.from(`${decodeURIComponent(username)}:${decodeURIComponent(password)}`).toString('base64')}`
+    : undefined;
   const plain = new URL(url);
   plain.username = '';
   plain.password = '';

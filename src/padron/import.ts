@@ -191,7 +191,12 @@ interface FillOptions {
  * name index: neither the time nor the memory depends on the order of the lines. Stops when
  * `signal` aborts, and refuses a register that is not one (LIMITS).
  */
-export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetched, scratch: string, options: FillOptions = {}): Promise<Filled> {
+export async function fillIndex(
+  db: RootDatabase<string, string>,
+  fetched: Fetched,
+  scratch: string,
+  options: FillOptions = {},
+): Promise<Filled> {
   const { signal, rowsInUse = 0, progress, snapshot } = options;
   if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags, signal);
@@ -204,14 +209,28 @@ export async function fillIndex(db: RootDatabase<string, string>, fetched: Fetch
   const skipped: SkipCount = { ...read.skipped, duplicate: written.duplicates };
   refuseUnlikeSunat({ lines: read.lines, skips: read.skips, duplicates: written.duplicates, rows: written.rows, rowsInUse });
   const names = new NamesWriter(db, openNames(db));
-  await entries.sorted((hi, lo) => names.add(hi, lo), signal, () => names.flush());
+  await entries.sorted(
+    (hi, lo) => names.add(hi, lo),
+    signal,
+    () => names.flush(),
+  );
   names.finish();
   const pairs = new NamesWriter(db, openPairs(db), PAIR_ENTRIES);
-  await pairEntries.sorted((hi, lo) => pairs.add(hi, lo), signal, () => pairs.flush());
+  await pairEntries.sorted(
+    (hi, lo) => pairs.add(hi, lo),
+    signal,
+    () => pairs.flush(),
+  );
   pairs.finish();
   // A date past now is a mirror's error or a forgery: believed, it would never go stale.
   const dateMs = Math.min(fetched.lastModified ?? read.modified.getTime(), Date.now());
-  return { dateMs, rows: written.rows, skipped, lastKey: written.lastKey, names: { entries: names.entries, pairs: pairs.entries, unindexed: written.unindexed } };
+  return {
+    dateMs,
+    rows: written.rows,
+    skipped,
+    lastKey: written.lastKey,
+    names: { entries: names.entries, pairs: pairs.entries, unindexed: written.unindexed },
+  };
 }
 
 /** Phase 1: each line of the padrón read, checked and added to `sorter` as [RUC, what the index keeps]. */
@@ -243,7 +262,14 @@ async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, 
 }
 
 /** Phase 2: the rows in RUC order, appended in transactions; a RUC listed again keeps its first line (a later one may be an impostor's name). */
-async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, entries: EntrySorter, pairs: EntrySorter, signal?: AbortSignal, snapshot?: SnapshotWriter) {
+async function writeRows(
+  db: RootDatabase<string, string>,
+  sorter: RowSorter,
+  entries: EntrySorter,
+  pairs: EntrySorter,
+  signal?: AbortSignal,
+  snapshot?: SnapshotWriter,
+) {
   let rows = 0;
   let duplicates = 0;
   let unindexed = 0;

@@ -39,7 +39,8 @@ export function padronLine(line: string): { ruc: string; columns: string } | Ski
 
 /** A line with nothing to trim or mend, read without splitting it (most of SUNAT's): undefined for any other. */
 function quickLine(line: string): { ruc: string; columns: string } | undefined {
-  if (line.length < 29 || line.charCodeAt(11) !== 124 || line.charCodeAt(line.length - 1) !== 124 || NEEDS_CARE.test(line)) return undefined;
+  if (line.length < 29 || line.charCodeAt(11) !== 124 || line.charCodeAt(line.length - 1) !== 124 || NEEDS_CARE.test(line))
+    return undefined;
   let bars = 0;
   for (let at = line.indexOf('|'); at >= 0; at = line.indexOf('|', at + 1)) bars++;
   const nameEnd = line.indexOf('|', 12);

@@ -84,7 +84,10 @@ export class DirLock {
 }
 
 async function readLock(path: string): Promise<{ holder: Holder | undefined; touchedMs: number }> {
-  const touchedMs = await stat(path).then((s) => s.mtimeMs, () => 0);
+  const touchedMs = await stat(path).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
   try {
     return { holder: JSON.parse(await readFile(path, 'utf8')) as Holder, touchedMs };
   } catch {

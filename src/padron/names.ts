@@ -165,7 +165,7 @@ export function pairEntriesOf(words: readonly string[], rank: number, out: Entry
   if (words.length < 2) return;
   const buckets = words.map(bucketOf);
   const high = Math.floor(rank / 2 ** 32);
-  const low = rank % 2 ** 32 >>> 0;
+  const low = (rank % 2 ** 32) >>> 0;
   if (buckets.length > MAX_PAIR_WORDS) return out.push(((LONG_NAMES << 8) | high) >>> 0, low);
   const seen = new Set<number>();
   for (let i = 0; i < buckets.length; i++) {

@@ -48,8 +48,7 @@ export function padronRecord(ruc: string, kept: string, dateMs: number, onUnname
     estado: none(c[1]),
     condicion: none(c[2]),
     direccion,
-    direccion_completa:
-      direccion && place ? `${direccion}, ${place.departamento} - ${place.provincia} - ${place.distrito}` : direccion,
+    direccion_completa: direccion && place ? `${direccion}, ${place.departamento} - ${place.provincia} - ${place.distrito}` : direccion,
     departamento: place?.departamento ?? null,
     provincia: place?.provincia ?? null,
     distrito: place?.distrito ?? null,

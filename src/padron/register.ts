@@ -118,7 +118,9 @@ export class Register {
     if (taken && 'heldBy' in taken) {
       if (this.#lockedBy === undefined) {
         const { dir } = this.#options;
-        this.#options.logger.error(`padron: ${dir} is used by the gateway with ${taken.heldBy}; this one keeps no register until it stops. Give each instance a PADRON_DIR of its own`);
+        this.#options.logger.error(
+          `padron: ${dir} is used by the gateway with ${taken.heldBy}; this one keeps no register until it stops. Give each instance a PADRON_DIR of its own`,
+        );
       }
       this.#lockedBy = taken.heldBy;
       return false;
@@ -139,7 +141,10 @@ export class Register {
       // A failing index answers nothing (the service does), is not said ready, and is imported again at once.
       if (!this.#failing) {
         this.#failing = true;
-        this.#options.logger.warn({ err: error }, 'padron: a read of the index failed; the service answers until a fresh import replaces it');
+        this.#options.logger.warn(
+          { err: error },
+          'padron: a read of the index failed; the service answers until a fresh import replaces it',
+        );
         if (!this.#closed) void this.refresh();
       }
       return undefined;
@@ -151,7 +156,7 @@ export class Register {
     let version = this.#usable();
     if (!version?.names) {
       const why = !version ? this.state().state : 'importing its name index';
-      throw new RegisterUnavailableError(true, `El padrón del gateway no está disponible (${why}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`);
+      throw new RegisterUnavailableError(why);
     }
     const asked = { texto, filter, first, after };
     let page: SearchPage | undefined;
@@ -208,7 +213,10 @@ export class Register {
     const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(IMPORT_DEADLINE_MS)]);
     const progress: ImportProgress = (this.#progress = { phase: 'fetching', bytesFetched: 0, linesRead: 0 });
     logger.info({ padron: this.state() }, 'padron: import started');
-    const ticking = setInterval(() => logger.info({ padron: this.state() }, 'padron: importing'), this.#options.progressEveryMs ?? PROGRESS_EVERY_MS);
+    const ticking = setInterval(
+      () => logger.info({ padron: this.state() }, 'padron: importing'),
+      this.#options.progressEveryMs ?? PROGRESS_EVERY_MS,
+    );
     ticking.unref();
     const ended = () => {
       clearInterval(ticking);
@@ -217,7 +225,8 @@ export class Register {
     try {
       // An index dated past now (written before dates were checked), or failing, asks for everything: a 304 would pin it.
       const since = this.#current && !this.#failing && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
-      if (!this.#lock && !(await this.#takeDir())) throw new Error(`${this.#options.dir} is used by the gateway with ${this.#lockedBy ?? 'none: closed'}`);
+      if (!this.#lock && !(await this.#takeDir()))
+        throw new Error(`${this.#options.dir} is used by the gateway with ${this.#lockedBy ?? 'none: closed'}`);
       await this.#versions.mayWrite();
       const fetched = await fetchZips(sourceUrls(this.#options.source), downloads, since, signal, progress);
       if (!fetched) {
@@ -228,10 +237,19 @@ export class Register {
       }
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
-      const inUse = this.#failing || !this.#current ? undefined : { path: join(this.#options.dir, this.#current.name), dateMs: this.#current.meta.dateMs };
+      const inUse =
+        this.#failing || !this.#current
+          ? undefined
+          : { path: join(this.#options.dir, this.#current.name), dateMs: this.#current.meta.dateMs };
       let recorded: Recorded | undefined;
-      const compare = async (path: string, { dateMs }: IndexMeta) => void (recorded = await recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal));
-      const version = await this.#versions.write((db, scratch, path) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, snapshot: path }), started, signal, compare);
+      const compare = async (path: string, { dateMs }: IndexMeta) =>
+        void (recorded = await recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal));
+      const version = await this.#versions.write(
+        (db, scratch, path) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, snapshot: path }),
+        started,
+        signal,
+        compare,
+      );
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.
@@ -262,7 +280,9 @@ export class Register {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
       void this.refresh().then(() =>
-        this.#schedule(this.#last?.result === 'failed' ? Math.min(RETRY_AFTER_FAILURE_MS, this.#options.refreshMs) : this.#options.refreshMs),
+        this.#schedule(
+          this.#last?.result === 'failed' ? Math.min(RETRY_AFTER_FAILURE_MS, this.#options.refreshMs) : this.#options.refreshMs,
+        ),
       );
     }, inMs);
     this.#timer.unref();

@@ -30,13 +30,7 @@ async function answer(asked: SearchAsked): Promise<SearchAnswered> {
   try {
     const index = await indexOf(asked.dir, asked.name);
     if (!index.names) return { id: asked.id, error: 'the index has no name index' };
-    const page = search(
-      { version: index.name, db: index.db, names: index.names },
-      asked.texto,
-      asked.filter,
-      asked.first,
-      asked.after,
-    );
+    const page = search({ version: index.name, db: index.db, names: index.names }, asked.texto, asked.filter, asked.first, asked.after);
     return { id: asked.id, page };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -4,7 +4,20 @@ import { MAX_SCANNED, StreamReader, UnionReader, type Spent } from './name-index
 import type { NameIndex } from './versions.js';
 import type { PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
-import { atLeastLength, bucketRange, codeOf, foldWords, LONG_NAMES, LOW_SIGNS, matchesWords, NOT_ACTIVE_RANK, pairStream, SIGN_GROUPS, signsFor, streamId } from './names.js';
+import {
+  atLeastLength,
+  bucketRange,
+  codeOf,
+  foldWords,
+  LONG_NAMES,
+  LOW_SIGNS,
+  matchesWords,
+  NOT_ACTIVE_RANK,
+  pairStream,
+  SIGN_GROUPS,
+  signsFor,
+  streamId,
+} from './names.js';
 
 /**
  * `buscarContribuyentes` over the name index (contract, "Finding and checking from the register").
@@ -23,13 +36,10 @@ export interface SearchFilter {
 /** Why a search is refused, in words the caller can act on. */
 export class SearchRefused extends Error {}
 
-/** No register answers searches: PADRON off (not `retryable`), no import yet, or past its age. */
+/** No register answers searches yet: no import yet, past its age, or its name index still importing (`state`); src/errors.ts words it. */
 export class RegisterUnavailableError extends Error {
-  constructor(
-    readonly retryable: boolean,
-    message: string,
-  ) {
-    super(message);
+  constructor(readonly state: string) {
+    super(`the register is unavailable: ${state}`);
   }
 }
 
@@ -88,7 +98,8 @@ function positionOf(cursor: string, binding: string): Position {
   const text = Buffer.from(cursor, 'base64url').toString('latin1');
   const m = /^([\w-]{16})\.([ABR])\.(\d{1,16})$/.exec(text);
   if (!m || cursor.length > 64) throw new SearchRefused('el cursor `after` no es uno que dio esta búsqueda');
-  if (m[1] !== binding) throw new SearchRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
+  if (m[1] !== binding)
+    throw new SearchRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
   return { phase: m[2] as Position['phase'], rank: Number(m[3]) };
 }
 
@@ -124,7 +135,8 @@ export function search(
   const found: Found[] = [];
   if ('ruc' in parsed) {
     const kept = at.rank === 0 ? index.db.get(parsed.ruc) : undefined;
-    if (kept !== undefined && accepts(parsed.ruc, kept.split('|'))) found.push({ ruc: parsed.ruc, kept, cursor: cursorOf(binding, { phase: 'R', rank: 1 }) });
+    if (kept !== undefined && accepts(parsed.ruc, kept.split('|')))
+      found.push({ ruc: parsed.ruc, kept, cursor: cursorOf(binding, { phase: 'R', rank: 1 }) });
     return { found, hasNextPage: false, endCursor: found[0]?.cursor ?? null };
   }
   const work = { candidates: 0, seeks: 0, scanned: 0 };
@@ -233,7 +245,9 @@ function streamsOf(index: NameIndex, words: readonly string[], phase: 'A' | 'B',
   };
   // In A the first word begins the name's first word; in B, whose first word it does not begin, it begins another.
   // A word of one character is matched on the names alone (its streams are a thousand), unless there is no other word.
-  const streams = words.flatMap((w, i) => (w.length < 2 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')]));
+  const streams = words.flatMap((w, i) =>
+    w.length < 2 ? [] : [i > 0 && phase === 'A' ? otherInA(w) : union(w, i > 0 ? 'any' : phase === 'A' ? 'first' : 'rest')],
+  );
   if (streams.length === 0) streams.push(union(words[0]!, phase === 'A' ? 'first' : 'rest'));
   if (index.pairs) streams.push(...pairStreamsOf(index, index.pairs, words, spent));
   return streams.sort((a, b) => a.size - b.size);
@@ -259,7 +273,8 @@ const MAX_PAIR_PARTS = 2_000;
  */
 function pairStreamsOf(index: NameIndex, pairs: NonNullable<NameIndex['pairs']>, words: readonly string[], spent: Spent): UnionReader[] {
   const filled = (bucket: number) => {
-    for (let group = 0; group < SIGN_GROUPS; group++) if (index.counts[streamId(bucket, group, 0)]! + index.counts[streamId(bucket, group, 1)]! > 0) return true;
+    for (let group = 0; group < SIGN_GROUPS; group++)
+      if (index.counts[streamId(bucket, group, 0)]! + index.counts[streamId(bucket, group, 1)]! > 0) return true;
     return false;
   };
   const bucketsOf = (word: string) => {

@@ -72,7 +72,11 @@ export async function openIndex(path: string, readOnly = false): Promise<RootDat
 }
 
 /** Whether `dir` may be written (a read-only mount says no, even to root). */
-const writable = (dir: string) => access(dir, constants.W_OK).then(() => true, () => false);
+const writable = (dir: string) =>
+  access(dir, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The indexes of PADRON_DIR: each import writes a new one beside the one in use, under a name
@@ -149,7 +153,8 @@ export class Versions {
   async removeAllBut(keep: string | undefined): Promise<void> {
     for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
       if (entry === keep || entry === CURRENT) continue;
-      if (VERSION.test(entry) || entry.startsWith(`${CURRENT}.`) || entry === DOWNLOADS) await rm(join(this.dir, entry), { recursive: true, force: true });
+      if (VERSION.test(entry) || entry.startsWith(`${CURRENT}.`) || entry === DOWNLOADS)
+        await rm(join(this.dir, entry), { recursive: true, force: true });
     }
   }
 }

@@ -121,7 +121,9 @@ export function useExecutor(): Plugin {
     onSubscribe: ({ args, setResultAndStopExecution }) => {
       const context = args.contextValue as { request?: Request; [ONE_RESULT_ONLY]?: boolean };
       if (answerMediaType(context.request?.headers.get('accept'), true) === 'text/event-stream' && !context[ONE_RESULT_ONLY]) return;
-      setResultAndStopExecution({ errors: [gatewayError('OPERATION_NOT_SUPPORTED', SUBSCRIPTIONS_OVER_SSE, { extensions: { http: { status: 406 } } })] });
+      setResultAndStopExecution({
+        errors: [gatewayError('OPERATION_NOT_SUPPORTED', SUBSCRIPTIONS_OVER_SSE, { extensions: { http: { status: 406 } } })],
+      });
     },
   };
 }

@@ -70,20 +70,31 @@ const yes = (v: string | undefined) => v === 'SI';
 export const NEXT_DAY_PATH = '/__sandbox/padron/siguiente-dia';
 export const NEXT_DAY = {
   noHabido: '20100123453',
-  moved: { ruc: '20611111119', line: '20611111119|CONSTRUCTORA EL "SOL" S.A.C.|ACTIVO|HABIDO|150122|AV.|PARDO|URB.|SAN ANTONIO|610|-|-|-|-|-|' },
+  moved: {
+    ruc: '20611111119',
+    line: '20611111119|CONSTRUCTORA EL "SOL" S.A.C.|ACTIVO|HABIDO|150122|AV.|PARDO|URB.|SAN ANTONIO|610|-|-|-|-|-|',
+  },
   gone: '20633333336',
-  joined: { ruc: '20699999998', line: '20699999998|NUEVA DISTRIBUIDORA DEL SUR S.A.C.|ACTIVO|HABIDO|150131|AV.|BRASIL|-|-|2020|-|-|-|-|-|' },
+  joined: {
+    ruc: '20699999998',
+    line: '20699999998|NUEVA DISTRIBUIDORA DEL SUR S.A.C.|ACTIVO|HABIDO|150131|AV.|BRASIL|-|-|2020|-|-|-|-|-|',
+  },
 } as const;
 
 /** The taxpayers of `day`: the second day's NO HABIDO supplier changed. */
 const taxpayersOf = (day: 1 | 2) =>
-  day === 1 ? TAXPAYERS : TAXPAYERS.map((t) => (t.ruc === NEXT_DAY.noHabido ? { ...t, condicion: 'NO HABIDO', es_agente_de_retencion: 'NO' } : t));
+  day === 1
+    ? TAXPAYERS
+    : TAXPAYERS.map((t) => (t.ruc === NEXT_DAY.noHabido ? { ...t, condicion: 'NO HABIDO', es_agente_de_retencion: 'NO' } : t));
 
 /** The lines only the register has on `day`. */
 function registerOnly(day: 1 | 2): string[] {
   const lines: string[] = Object.values(REGISTER_ONLY);
   if (day === 1) return lines;
-  return [...lines.filter((l) => !l.startsWith(NEXT_DAY.gone)).map((l) => (l.startsWith(NEXT_DAY.moved.ruc) ? NEXT_DAY.moved.line : l)), NEXT_DAY.joined.line];
+  return [
+    ...lines.filter((l) => !l.startsWith(NEXT_DAY.gone)).map((l) => (l.startsWith(NEXT_DAY.moved.ruc) ? NEXT_DAY.moved.line : l)),
+    NEXT_DAY.joined.line,
+  ];
 }
 
 /** The five zips of `day`, by SUNAT's file names, dated `at`. */

@@ -36,7 +36,7 @@ export function publishedDay(fecha: string): string {
 export function rateOf(day: string): readonly [number, number] {
   const known = PUBLISHED[day];
   if (known) return known;
-  const compra = 3300 + ((Date.parse(day) / DAY_MS) * 37) % 500;
+  const compra = 3300 + (((Date.parse(day) / DAY_MS) * 37) % 500);
   return [compra, compra + 7];
 }
 

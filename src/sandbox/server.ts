@@ -68,7 +68,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const path = (req.url ?? '').split('?')[0]!;
     const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(path) : null;
     if (file) return void register.zips().then((zips) => servePadron(req, res, zips.get(file[1]!), register.at, rest.faults.padron));
-    if (path === NEXT_DAY_PATH && req.method === 'POST') return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(register.nextDay()));
+    if (path === NEXT_DAY_PATH && req.method === 'POST')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(register.nextDay()));
     if (path === RECEIVER_PATH || path.startsWith(`${RECEIVER_PATH}/`)) return receiver.handle(req, res);
     handle(req, res, { rest, traffic, identity }, send);
   });
@@ -172,7 +173,13 @@ function trackSockets(server: Server): Set<Socket> {
  * One of the sandbox's registers, as SUNAT's server sends it: with its Last-Modified, 304 to an
  * If-Modified-Since not older, and as a test asks: cut short, or with its bytes spoiled.
  */
-function servePadron(req: IncomingMessage, res: ServerResponse, zip: Buffer | undefined, at: Date, fault: 'truncated' | 'corrupt' | undefined) {
+function servePadron(
+  req: IncomingMessage,
+  res: ServerResponse,
+  zip: Buffer | undefined,
+  at: Date,
+  fault: 'truncated' | 'corrupt' | undefined,
+) {
   if (!zip) return void res.writeHead(404).end();
   const since = Date.parse(req.headers['if-modified-since'] ?? '');
   if (!fault && !Number.isNaN(since) && since >= at.getTime()) return void res.writeHead(304).end();

@@ -1,4 +1,4 @@
-import { gatewayError } from '../errors.js';
+import { gatewayError, registerUnavailable } from '../errors.js';
 import type { PadronRecord } from '../padron/record.js';
 import { MAX_TEXT } from '../padron/search.js';
 import { billed } from './billed.js';
@@ -19,7 +19,10 @@ const TipoContribuyente = builder.enumType('TipoContribuyente', {
 const FiltroBusqueda = builder.inputType('FiltroBusqueda', {
   description: 'Filtros de una búsqueda en el padrón; cada uno que se da debe cumplirse.',
   fields: (t) => ({
-    estados: t.stringList({ required: false, description: 'Estados del padrón, enteros (p. ej. ACTIVO), comparados sin mayúsculas ni tildes.' }),
+    estados: t.stringList({
+      required: false,
+      description: 'Estados del padrón, enteros (p. ej. ACTIVO), comparados sin mayúsculas ni tildes.',
+    }),
     condiciones: t.stringList({ required: false, description: 'Condiciones de domicilio (p. ej. HABIDO; no incluye NO HABIDO), igual.' }),
     ubigeo: t.string({ required: false, description: 'Ubigeo de 2, 4 o 6 dígitos: un departamento, una provincia o un distrito.' }),
     tipo: t.field({ type: TipoContribuyente, required: false }),
@@ -56,7 +59,12 @@ const ContribuyenteConnection = builder.objectRef<Page>('ContribuyenteConnection
 });
 
 /** The filter's values, refused when they could only be a mistake or an attack (each costs a comparison per candidate). */
-function checkedFilter(filtro: { estados?: string[] | null; condiciones?: string[] | null; ubigeo?: string | null; tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null } | null | undefined) {
+function checkedFilter(
+  filtro:
+    | { estados?: string[] | null; condiciones?: string[] | null; ubigeo?: string | null; tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null }
+    | null
+    | undefined,
+) {
   if (!filtro) return {};
   for (const list of [filtro.estados, filtro.condiciones]) {
     if (list && (list.length > MAX_VALUES || list.some((v) => v.length > MAX_VALUE_LENGTH)))
@@ -87,12 +95,16 @@ builder.queryFields((t) => ({
       const size = first ?? 10;
       if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
       const filter = checkedFilter(filtro);
-      if (!ctx.padron)
-        throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.', { retryable: false });
+      if (!ctx.padron) throw registerUnavailable('padronOffSearch');
       const page = await ctx.padron.search(texto, filter, size, after ?? undefined);
       return {
         edges: page.records.map((node, i) => ({ cursor: page.cursors[i]!, node })),
-        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: page.cursors[0] ?? null, endCursor: page.endCursor },
+        pageInfo: {
+          hasNextPage: page.hasNextPage,
+          hasPreviousPage: false,
+          startCursor: page.cursors[0] ?? null,
+          endCursor: page.endCursor,
+        },
       };
     },
   }),

@@ -1,4 +1,4 @@
-import { gatewayError } from '../errors.js';
+import { gatewayError, registerUnavailable } from '../errors.js';
 import { TIPOS_CAMBIO, type Cambio, type ChangeStore } from '../padron/change-store.js';
 import { todayInLima } from '../upstream/dates.js';
 import { isRealDate, isValidRuc } from '../upstream/keys.js';
@@ -49,9 +49,9 @@ const CambioConnection = builder.objectRef<Page>('CambioConnection').implement({
 
 /** The changes kept, or why there are none to read. */
 function storeOf(ctx: Context): ChangeStore {
-  if (!ctx.padron) throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.', { retryable: false });
+  if (!ctx.padron) throw registerUnavailable('padronOffChanges');
   const store = ctx.padron.changes;
-  if (!store) throw gatewayError('REGISTER_UNAVAILABLE', 'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).', { retryable: true });
+  if (!store) throw registerUnavailable('changesElsewhere');
   return store;
 }
 
@@ -87,7 +87,8 @@ builder.queryFields((t) => ({
       const desde = checkedDate('desde', args.desde);
       const hasta = args.hasta == null ? todayInLima() : checkedDate('hasta', args.hasta);
       const rucs = args.rucs ?? undefined;
-      if (rucs && rucs.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_RUCS}; para más, lea todos los cambios sin rucs`);
+      if (rucs && rucs.length > MAX_RUCS)
+        throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_RUCS}; para más, lea todos los cambios sin rucs`);
       const wrong = rucs?.find((r) => !isValidRuc(r));
       if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
       const after = args.after == null ? undefined : keyOf(args.after);
@@ -95,7 +96,12 @@ builder.queryFields((t) => ({
       const cursors = page.cursors.map(cursorOf);
       return {
         edges: page.cambios.map((node, i) => ({ cursor: cursors[i]!, node })),
-        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: cursors[0] ?? null, endCursor: page.endCursor && cursorOf(page.endCursor) },
+        pageInfo: {
+          hasNextPage: page.hasNextPage,
+          hasPreviousPage: false,
+          startCursor: cursors[0] ?? null,
+          endCursor: page.endCursor && cursorOf(page.endCursor),
+        },
       };
     },
   }),

@@ -76,7 +76,8 @@ function countedIn(state: RequestState, register: PadronSearch | undefined): Loo
 }
 
 export function createContextFactory(options: ContextOptions) {
-  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register, webhooks } = options;
+  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register, webhooks } =
+    options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);

@@ -119,7 +119,15 @@ builder.queryFields((t) => ({
     nullable: { list: false, items: true },
     ...billed(
       `Varios contribuyentes en una llamada: hasta MAX_RUCS_PER_LIST RUC (10000 por defecto); los que el padrón del gateway guarda cuestan 0, y de los demás van hasta ${MAX_RUCS}. Un RUC repetido se consulta una sola vez. Con @stream llegan los primeros mientras se leen los demás. REST: POST /ruc por cada RUC distinto que el padrón no guarda.`,
-      { weight: LOOKUPS.ruc.price, argument: 'rucs', list: true, max: (limits) => limits.maxRucsPerList, paidMax: MAX_RUCS, key: checkRuc, per: 'RUC distinto' },
+      {
+        weight: LOOKUPS.ruc.price,
+        argument: 'rucs',
+        list: true,
+        max: (limits) => limits.maxRucsPerList,
+        paidMax: MAX_RUCS,
+        key: checkRuc,
+        per: 'RUC distinto',
+      },
     ),
     args: {
       rucs: t.arg.stringList({
@@ -128,14 +136,21 @@ builder.queryFields((t) => ({
       }),
     },
     resolve: (_root, { rucs }, ctx, info) => {
-      if (rucs.length > ctx.limits.maxRucsPerList) throw gatewayError('INVALID_INPUT', `Enviar máximo ${ctx.limits.maxRucsPerList} RUC por consulta (MAX_RUCS_PER_LIST).`);
+      if (rucs.length > ctx.limits.maxRucsPerList)
+        throw gatewayError('INVALID_INPUT', `Enviar máximo ${ctx.limits.maxRucsPerList} RUC por consulta (MAX_RUCS_PER_LIST).`);
       const checked = rucs.map(checkRuc);
       const paid = new Set(checked.flatMap((c) => (c.ok && !ctx.padron?.holds(c.value) ? [c.value] : [])));
-      if (paid.size > MAX_RUCS) throw gatewayError('INVALID_INPUT', `${MSG_MAX_RUCS} El padrón del gateway no guarda ${paid.size} de ellos; los que guarda no cuentan.`);
+      if (paid.size > MAX_RUCS)
+        throw gatewayError(
+          'INVALID_INPUT',
+          `${MSG_MAX_RUCS} El padrón del gateway no guarda ${paid.size} de ellos; los que guarda no cuentan.`,
+        );
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
       const at = (i: number) => {
         const c = checked[i]!;
-        return c.ok ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i) : Promise.reject(gatewayError('INVALID_INPUT', c.message));
+        return c.ok
+          ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i)
+          : Promise.reject(gatewayError('INVALID_INPUT', c.message));
       };
       return rucs.length <= LIST_PART ? rucs.map((_, i) => at(i)) : inParts(rucs.length, at);
     },

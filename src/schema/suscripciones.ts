@@ -1,4 +1,4 @@
-import { gatewayError } from '../errors.js';
+import { gatewayError, registerUnavailable } from '../errors.js';
 import { UpstreamHttpError } from '../upstream/errors.js';
 import { LOOKUPS } from '../upstream/lookups.js';
 import type { Entrega, Suscripcion as Kept } from '../webhooks/types.js';
@@ -9,7 +9,8 @@ import { CambioPadron, TipoCambio } from './cambios.js';
 import type { Context } from './context.js';
 
 const EstadoEntrega = builder.enumType('EstadoEntrega', {
-  description: 'ENTREGADA: el receptor respondió 2xx. REINTENTANDO: falló y se reintentará. FALLIDA: se reintentó hasta WEBHOOK_RETRY_FOR_MS.',
+  description:
+    'ENTREGADA: el receptor respondió 2xx. REINTENTANDO: falló y se reintentará. FALLIDA: se reintentó hasta WEBHOOK_RETRY_FOR_MS.',
   values: ['ENTREGADA', 'REINTENTANDO', 'FALLIDA'] as const,
 });
 
@@ -20,7 +21,10 @@ const EntregaRef = builder.objectRef<Entrega>('Entrega').implement({
     fecha: t.exposeString('fecha', { description: 'AAAA-MM-DD: la fecha del padrón del mensaje.' }),
     estado: t.field({ type: EstadoEntrega, resolve: (e) => e.estado }),
     intentos: t.exposeInt('intentos'),
-    codigoHttp: t.exposeInt('codigoHttp', { nullable: true, description: 'El estado HTTP que respondió el receptor; null si no respondió.' }),
+    codigoHttp: t.exposeInt('codigoHttp', {
+      nullable: true,
+      description: 'El estado HTTP que respondió el receptor; null si no respondió.',
+    }),
     en: t.exposeString('en', { description: 'ISO 8601: cuándo fue el intento.' }),
   }),
 });
@@ -29,7 +33,10 @@ const SuscripcionRef = builder.objectRef<Kept>('Suscripcion').implement({
   description: 'RUC vigilados: cada cambio del padrón que los toque se envía a la URL, firmado (Standard Webhooks).',
   fields: (t) => ({
     id: t.exposeID('id'),
-    url: t.string({ description: 'La URL del receptor (sus credenciales, si las tiene, se muestran como ***).', resolve: (s) => shownUrl(s.url) }),
+    url: t.string({
+      description: 'La URL del receptor (sus credenciales, si las tiene, se muestran como ***).',
+      resolve: (s) => shownUrl(s.url),
+    }),
     tipos: t.field({ type: [TipoCambio], nullable: true, description: 'null: todos los tipos.', resolve: (s) => s.tipos }),
     rucs: t.stringList({ resolve: (s, _args, ctx) => webhooksOf(ctx).rucsOf(s.id) }),
     creadaEn: t.exposeString('creadaEn', { description: 'ISO 8601.' }),
@@ -40,12 +47,14 @@ const SuscripcionRef = builder.objectRef<Kept>('Suscripcion').implement({
 const SuscripcionCreada = builder.objectRef<{ sub: Kept; secreto: string }>('SuscripcionCreada').implement({
   fields: (t) => ({
     suscripcion: t.field({ type: SuscripcionRef, resolve: (c) => c.sub }),
-    secreto: t.exposeString('secreto', { description: 'whsec_ y la clave en base64: verifica la firma de cada entrega. Se muestra solo aquí.' }),
+    secreto: t.exposeString('secreto', {
+      description: 'whsec_ y la clave en base64: verifica la firma de cada entrega. Se muestra solo aquí.',
+    }),
   }),
 });
 
 function webhooksOf(ctx: Context): Webhooks {
-  if (!ctx.webhooks) throw gatewayError('REGISTER_UNAVAILABLE', 'Este gateway no guarda suscripciones.', { retryable: false });
+  if (!ctx.webhooks) throw registerUnavailable('noSubscriptions');
   return ctx.webhooks;
 }
 
@@ -88,12 +97,18 @@ builder.mutationFields((t) => ({
       rucs: t.arg.stringList({ required: true }),
       tipos: t.arg({ type: [TipoCambio], required: false, description: 'Ausente o vacío: todos.' }),
     },
-    resolve: async (_root, args, ctx) => webhooksOf(ctx).create(await ownerOf(ctx), args, ctx.state.signedIn ? undefined : (ruc) => vouchFor(ctx, ruc)),
+    resolve: async (_root, args, ctx) =>
+      webhooksOf(ctx).create(await ownerOf(ctx), args, ctx.state.signedIn ? undefined : (ruc) => vouchFor(ctx, ruc)),
   }),
   cambiarSuscripcion: t.field({
     type: SuscripcionRef,
     description: 'Agrega o quita RUC de una suscripción, o cambia su URL. Costo: 0.',
-    args: { id: t.arg.id({ required: true }), agregar: t.arg.stringList({ required: false }), quitar: t.arg.stringList({ required: false }), url: t.arg.string({ required: false }) },
+    args: {
+      id: t.arg.id({ required: true }),
+      agregar: t.arg.stringList({ required: false }),
+      quitar: t.arg.stringList({ required: false }),
+      url: t.arg.string({ required: false }),
+    },
     resolve: async (_root, args, ctx) => webhooksOf(ctx).change(await ownerOf(ctx), String(args.id), args),
   }),
   eliminarSuscripcion: t.boolean({
@@ -111,7 +126,7 @@ builder.subscriptionFields((t) => ({
     description: 'Cambios de esos RUC en cuanto este gateway los encuentra al importar un padrón nuevo (SSE). Costo: 0.',
     args: { rucs: t.arg.stringList({ required: true }), tipos: t.arg({ type: [TipoCambio], required: false }) },
     subscribe: async (_root, args, ctx) => {
-      if (!ctx.padron) throw gatewayError('REGISTER_UNAVAILABLE', 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.', { retryable: false });
+      if (!ctx.padron) throw registerUnavailable('padronOffChanges');
       return webhooksOf(ctx).watch(await ownerOf(ctx), args.rucs, args.tipos ?? undefined);
     },
     resolve: (cambio) => cambio,

@@ -98,10 +98,7 @@ export class UpstreamClient {
     const body = { comprobantes: lineas, ...sol };
     // Whatever the upstream quotes of them back is scrubbed before anyone reads it.
     const secrets = credenciales && [credenciales.rucEmpresa, credenciales.usuario, credenciales.clave];
-    return this.#batch(
-      { path: REST.validacionTexto, body, read: readValidacionRecord, cost: RECEIPT_PRICE * lineas.length, secrets },
-      ctx,
-    );
+    return this.#batch({ path: REST.validacionTexto, body, read: readValidacionRecord, cost: RECEIPT_PRICE * lineas.length, secrets }, ctx);
   }
 
   /** Breaker state of each origin, for readiness checks. */

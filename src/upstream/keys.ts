@@ -72,7 +72,8 @@ export function checkFecha(input: string | null | undefined): Checked<string> {
   if (!isRealDate(fecha)) return { ok: false, message: 'La fecha debe existir y tener el formato AAAA-MM-DD.' };
   if (fecha < FIRST_RATE_DATE) return { ok: false, message: `No hay tipo de cambio publicado antes del ${FIRST_RATE_DATE}.` };
   const tomorrow = tomorrowInLima();
-  if (fecha > tomorrow) return { ok: false, message: `La fecha ${fecha} es posterior a mañana en Lima (${tomorrow}): aún no hay tipo de cambio.` };
+  if (fecha > tomorrow)
+    return { ok: false, message: `La fecha ${fecha} es posterior a mañana en Lima (${tomorrow}): aún no hay tipo de cambio.` };
   return { ok: true, value: fecha };
 }
 

@@ -165,7 +165,7 @@ function decimalText(v: string): string | typeof BAD {
   const [, sign, whole, fraction = '', exponent] = m;
   let digits = whole! + fraction;
   let point = whole!.length + (exponent ? Number(exponent) : 0);
-  if (point < 1) (digits = '0'.repeat(1 - point) + digits), (point = 1);
+  if (point < 1) ((digits = '0'.repeat(1 - point) + digits), (point = 1));
   if (point > digits.length) digits = digits.padEnd(point, '0');
   const integer = digits.slice(0, point).replace(/^0+(?=\d)/, '');
   // Zeros past the third decimal say nothing; the first three are how SUNAT writes a rate.

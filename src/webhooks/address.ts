@@ -6,15 +6,39 @@ import type { PrivateNetworks } from '../config/webhooks.js';
 /** Addresses a delivery never reaches unless WEBHOOK_PRIVATE_NETWORKS=allow: private, loopback, link-local, shared, reserved, multicast. */
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv4');
 // IPv6: IPv4-compatible (unspecified and loopback among them), IPv4-translated, NAT64 and 6to4 (which carry an IPv4 address of any kind),
 // discard, documentation, unique-local, link-local, site-local, multicast.
 for (const [net, prefix] of [
-  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv6');
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
@@ -84,7 +108,11 @@ export async function resolved(host: string): Promise<LookupAddress[]> {
   const literal = bare(host);
   if (isIP(literal)) return [{ address: literal, family: isIP(literal) }];
   const name = host.toLowerCase().replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  if (name === 'localhost' || name.endsWith('.localhost'))
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
   const addresses = [
     ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
@@ -104,9 +132,17 @@ export function guardedLookup(rule: PrivateNetworks, plain: boolean) {
   return (host: string, options: { all?: boolean }, callback: LookupCallback): void => {
     resolved(host).then(
       (addresses) => {
-        const refused = addresses.some((a) => !mayReach(a.address, rule)) || (plain && !plainAllowed(addresses.map((a) => a.address), rule));
+        const refused =
+          addresses.some((a) => !mayReach(a.address, rule)) ||
+          (plain &&
+            !plainAllowed(
+              addresses.map((a) => a.address),
+              rule,
+            ));
         if (refused) {
-          const denied = Object.assign(new Error('the receiver resolves to an address WEBHOOK_PRIVATE_NETWORKS denies'), { code: 'EADDRNOTALLOWED' });
+          const denied = Object.assign(new Error('the receiver resolves to an address WEBHOOK_PRIVATE_NETWORKS denies'), {
+            code: 'EADDRNOTALLOWED',
+          });
           return callback(denied, []);
         }
         if (options.all) return callback(null, addresses);

@@ -25,7 +25,12 @@ export class Deliverer {
     private readonly timeoutMs: number,
   ) {
     const agent = (plain: boolean) =>
-      new Agent({ connect: { lookup: guardedLookup(rule, plain), timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connections: 64 });
+      new Agent({
+        connect: { lookup: guardedLookup(rule, plain), timeout: timeoutMs },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        connections: 64,
+      });
     this.#agents = { tls: agent(false), plain: agent(true) };
   }
 

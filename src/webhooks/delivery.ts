@@ -14,7 +14,11 @@ export interface Tries {
 export type Settled = { settled: true } | { settled: false; retryAt: number; tries: Tries };
 
 /** When to try again after `tries` failed attempts: each wait doubles the one before, none past WEBHOOK_RETRY_FOR_MS from the first. */
-export function nextTry(tries: Required<Tries>, nowMs: number, settings: Pick<WebhookSettings, 'retryFirstMs' | 'retryForMs'>): number | undefined {
+export function nextTry(
+  tries: Required<Tries>,
+  nowMs: number,
+  settings: Pick<WebhookSettings, 'retryFirstMs' | 'retryForMs'>,
+): number | undefined {
   const at = nowMs + settings.retryFirstMs * 2 ** (tries.intentos - 1);
   return at - tries.primerMs <= settings.retryForMs ? at : undefined;
 }
@@ -31,11 +35,7 @@ export interface DeliveryDeps {
 }
 
 /** One attempt at a message, whichever queue holds it: its outcome noted on the subscription (`ultimaEntrega`), never its answer. */
-export async function deliver(
-  message: Mensaje,
-  tries: Tries,
-  deps: DeliveryDeps & { store: SubscriptionStore },
-): Promise<Settled> {
+export async function deliver(message: Mensaje, tries: Tries, deps: DeliveryDeps & { store: SubscriptionStore }): Promise<Settled> {
   const { store, deliverer, settings, logger, metrics } = deps;
   const sub = await store.get(message.sub);
   // A subscription deleted meanwhile takes its messages with it.
@@ -45,9 +45,28 @@ export async function deliver(
   const result = await deliverer.send(message, sub.url, sub.secret);
   const retryAt = result.outcome === 'retry' ? nextTry(done, Date.now(), settings) : undefined;
   const estado: Entrega['estado'] = result.outcome === 'delivered' ? 'ENTREGADA' : retryAt ? 'REINTENTANDO' : 'FALLIDA';
-  const entrega: Entrega = { webhookId: message.id, fecha: message.fecha, estado, intentos: done.intentos, codigoHttp: result.status, en: new Date(now).toISOString() };
-  const said = { webhook: { suscripcion: sub.id, webhookId: message.id, fecha: message.fecha, estado, intentos: done.intentos, codigoHttp: result.status, error: result.error } };
-  metrics?.webhookAttempt(result.outcome === 'gone' ? 'gone' : estado === 'ENTREGADA' ? 'delivered' : estado === 'FALLIDA' ? 'failed' : 'retry');
+  const entrega: Entrega = {
+    webhookId: message.id,
+    fecha: message.fecha,
+    estado,
+    intentos: done.intentos,
+    codigoHttp: result.status,
+    en: new Date(now).toISOString(),
+  };
+  const said = {
+    webhook: {
+      suscripcion: sub.id,
+      webhookId: message.id,
+      fecha: message.fecha,
+      estado,
+      intentos: done.intentos,
+      codigoHttp: result.status,
+      error: result.error,
+    },
+  };
+  metrics?.webhookAttempt(
+    result.outcome === 'gone' ? 'gone' : estado === 'ENTREGADA' ? 'delivered' : estado === 'FALLIDA' ? 'failed' : 'retry',
+  );
   if (result.outcome === 'gone') {
     await store.remove(sub.id, sub.owner);
     logger.info(said, 'webhook: the receiver answered 410; its subscription is deleted');

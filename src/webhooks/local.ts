@@ -152,7 +152,10 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
       else await this.db.put(key, { ...pending, tries: settled.tries, dueMs: settled.retryAt } satisfies Pending);
     } catch (error) {
       // Put off, not dropped: a store or a URL that fails once fails no faster than once a minute.
-      this.deps.logger.warn({ err: error, webhook: { webhookId: pending.message.id } }, 'webhook: handling a message failed; again in a minute');
+      this.deps.logger.warn(
+        { err: error, webhook: { webhookId: pending.message.id } },
+        'webhook: handling a message failed; again in a minute',
+      );
       if (!this.#closed) await this.db.put(key, { ...pending, dueMs: Date.now() + 60_000 } satisfies Pending).catch(() => undefined);
     }
   }

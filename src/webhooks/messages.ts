@@ -13,13 +13,25 @@ const messageId = (sub: string, fecha: string, rev: number, part: number) =>
 export const seqOf = (fecha: string, part: number, rev = 0) => Number(fecha.replaceAll('-', '')) * 1_000_000 + rev * 10_000 + part;
 
 /** The changes of one date a subscription watches (its RUCs sorted, once each), in RUC and type order; `byRuc` holds that date's changes. */
-export function watched(sub: Pick<Suscripcion, 'tipos'> & { rucs: readonly string[] }, byRuc: ReadonlyMap<string, Cambio[]>): CambioEnviado[] {
+export function watched(
+  sub: Pick<Suscripcion, 'tipos'> & { rucs: readonly string[] },
+  byRuc: ReadonlyMap<string, Cambio[]>,
+): CambioEnviado[] {
   const tipos = sub.tipos ? new Set(sub.tipos) : undefined;
   // The smaller side is walked: a subscription of 100,000 RUCs against a quiet day, or a few RUCs against a busy one.
-  const rucs = sub.rucs.length <= byRuc.size ? sub.rucs : [...byRuc.keys()].filter(((set) => (r: string) => set.has(r))(new Set(sub.rucs)));
+  const rucs =
+    sub.rucs.length <= byRuc.size
+      ? sub.rucs
+      : [...byRuc.keys()].filter(
+          (
+            (set) => (r: string) =>
+              set.has(r)
+          )(new Set(sub.rucs)),
+        );
   const found: CambioEnviado[] = [];
   for (const ruc of rucs) {
-    for (const c of byRuc.get(ruc) ?? []) if (!tipos || tipos.has(c.tipo)) found.push({ ruc, tipo: c.tipo, antes: c.antes, despues: c.despues });
+    for (const c of byRuc.get(ruc) ?? [])
+      if (!tipos || tipos.has(c.tipo)) found.push({ ruc, tipo: c.tipo, antes: c.antes, despues: c.despues });
   }
   return found;
 }
@@ -32,7 +44,11 @@ export function messagesOf(sub: string, fecha: string, cambios: CambioEnviado[],
   const messages: Mensaje[] = [];
   for (let part = 0; part * MAX_PER_MESSAGE < cambios.length; part++) {
     const slice = cambios.slice(part * MAX_PER_MESSAGE, (part + 1) * MAX_PER_MESSAGE);
-    const body = JSON.stringify({ type: 'padron.cambios', timestamp: now.toISOString(), data: { suscripcion: sub, fecha, cambios: slice } });
+    const body = JSON.stringify({
+      type: 'padron.cambios',
+      timestamp: now.toISOString(),
+      data: { suscripcion: sub, fecha, cambios: slice },
+    });
     messages.push({ id: messageId(sub, fecha, rev, part), sub, fecha, seq: seqOf(fecha, part, rev), body });
   }
   return messages;

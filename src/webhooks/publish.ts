@@ -23,7 +23,12 @@ type Targets = { store: SubscriptionStore; outbox: Outbox; live?: LiveChanges | 
  */
 export async function publishPending(changes: ChangeStore, to: Targets, dir: string, logger: Logger, fresh?: Recorded): Promise<void> {
   const marker = join(dir, MARKER);
-  const [last, rev = '0'] = (await readFile(marker, 'utf8').then((s) => s.trim(), () => '\n')).split('#');
+  const [last, rev = '0'] = (
+    await readFile(marker, 'utf8').then(
+      (s) => s.trim(),
+      () => '\n',
+    )
+  ).split('#');
   const known = last !== '\n';
   const dates = changes.dates(known ? last : '');
   if (!known && fresh === undefined) return void (await mark(marker, dates.at(-1) ?? ''));
@@ -51,7 +56,10 @@ async function make(fecha: string, byRuc: Map<string, Cambio[]>, rev: number, to
     await to.outbox.add(messages);
     made += messages.length;
   }
-  logger.info({ webhooks: { fecha, rev, changes: [...byRuc.values()].reduce((n, l) => n + l.length, 0), messages: made } }, 'webhooks: messages made');
+  logger.info(
+    { webhooks: { fecha, rev, changes: [...byRuc.values()].reduce((n, l) => n + l.length, 0), messages: made } },
+    'webhooks: messages made',
+  );
 }
 
 async function mark(path: string, fecha: string): Promise<void> {

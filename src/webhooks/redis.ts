@@ -59,7 +59,12 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
       connection: connection(),
       prefix: PREFIX,
       // A delivered message's job goes at once (its deduplication id stays); a failed one is kept a day for a look.
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: { age: 86_400 }, attempts: 1_000, backoff: { type: 'fixed', delay: AGAIN_MS } },
+      defaultJobOptions: {
+        removeOnComplete: true,
+        removeOnFail: { age: 86_400 },
+        attempts: 1_000,
+        backoff: { type: 'fixed', delay: AGAIN_MS },
+      },
     });
     this.#worker = new Worker<JobData>(QUEUE, (job, token) => this.#process(job, token), {
       connection: connection(),
@@ -84,7 +89,9 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
 
   async get(id: string): Promise<Suscripcion | undefined> {
     const [json, entrega] = await this.link.send((r) => r.mget(subKey(id), entregaKey(id)));
-    return json ? { ...(JSON.parse(json) as Suscripcion), ultimaEntrega: entrega ? (JSON.parse(entrega) as Entrega) : undefined } : undefined;
+    return json
+      ? { ...(JSON.parse(json) as Suscripcion), ultimaEntrega: entrega ? (JSON.parse(entrega) as Entrega) : undefined }
+      : undefined;
   }
 
   async ownerKey(): Promise<string> {
@@ -115,7 +122,9 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
   async remove(id: string, owner: string): Promise<boolean> {
     const sub = await this.get(id);
     if (!sub || sub.owner !== owner) return false;
-    await this.link.send((r) => r.multi().del(subKey(id), rucsKey(id), entregaKey(id), orderKey(id)).srem(ownerKey(owner), id).srem(ALL, id).exec());
+    await this.link.send((r) =>
+      r.multi().del(subKey(id), rucsKey(id), entregaKey(id), orderKey(id)).srem(ownerKey(owner), id).srem(ALL, id).exec(),
+    );
     return true;
   }
 
@@ -127,7 +136,11 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
   async add(messages: Mensaje[]): Promise<void> {
     const deduplication = { ttl: this.deps.keepMs };
     for (const message of messages) {
-      await this.#queue.add('entrega', { message, tries: { intentos: 0 }, waits: 0 }, { jobId: message.id, deduplication: { ...deduplication, id: message.id } });
+      await this.#queue.add(
+        'entrega',
+        { message, tries: { intentos: 0 }, waits: 0 },
+        { jobId: message.id, deduplication: { ...deduplication, id: message.id } },
+      );
       // Its place in its subscription's order (its handler takes it too, should this instance stop in between).
       await this.link.send((r) => r.zadd(orderKey(message.sub), 'NX', message.seq, message.id));
     }
@@ -139,7 +152,10 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
       await this.#handle(job, token);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
-      this.deps.logger.warn({ err: { message: (error as Error).message }, webhook: { webhookId: job.data.message.id } }, 'webhook: handling a message failed; again shortly');
+      this.deps.logger.warn(
+        { err: { message: (error as Error).message }, webhook: { webhookId: job.data.message.id } },
+        'webhook: handling a message failed; again shortly',
+      );
       await job.moveToDelayed(Date.now() + AGAIN_MS, token);
       throw new DelayedError();
     }
@@ -156,7 +172,9 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
     const settled = await deliver(message, tries, { store: this, ...this.deps });
     if (settled.settled) {
       // The next message of the subscription, waiting behind this one, goes now rather than at its next look.
-      const [, next] = await this.link.send((r) => r.multi().zrem(orderKey(message.sub), message.id).zrange(orderKey(message.sub), '0', '0').exec()) ?? [];
+      const [, next] =
+        (await this.link.send((r) => r.multi().zrem(orderKey(message.sub), message.id).zrange(orderKey(message.sub), '0', '0').exec())) ??
+        [];
       const nextId = (next?.[1] as string[] | undefined)?.[0];
       if (nextId) await (await this.#queue.getJob(nextId))?.promote().catch(() => undefined);
       return;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
 import type { RedisLink } from '../data/redis.js';
 import { GraphQLError } from 'graphql';
-import { gatewayError } from '../errors.js';
+import { gatewayError, registerUnavailable } from '../errors.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
 import type { Recorded } from '../padron/changes.js';
@@ -83,8 +83,8 @@ export class Webhooks {
   /** Where subscriptions are kept, or why there is nowhere. */
   #store(): SubscriptionStore {
     if (this.#backend) return this.#backend;
-    if (!this.options.dir) throw gatewayError('REGISTER_UNAVAILABLE', 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.', { retryable: false });
-    throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).', { retryable: true });
+    if (!this.options.dir) throw registerUnavailable('noSubscriptionStore');
+    throw registerUnavailable('subscriptionsNotOpen');
   }
 
   /**
@@ -94,7 +94,8 @@ export class Webhooks {
   ownerOf(caller: { subject?: string | undefined; token?: string | undefined }): Promise<string> {
     return this.#guard(async () => {
       if (caller.subject) return `s.${caller.subject}`;
-      if (!caller.token) throw gatewayError('UNAUTHENTICATED', 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).');
+      if (!caller.token)
+        throw gatewayError('UNAUTHENTICATED', 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).');
       const key = await (this.#ownerKey ??= this.#store().ownerKey());
       return `t.${createHmac('sha256', key).update(caller.token).digest('base64url')}`;
     }).catch((error: unknown) => {
@@ -110,7 +111,7 @@ export class Webhooks {
     } catch (error) {
       if (error instanceof GraphQLError || error instanceof UpstreamError) throw error;
       this.options.logger.warn({ err: error }, 'webhooks: the subscriptions store failed');
-      throw gatewayError('REGISTER_UNAVAILABLE', 'Las suscripciones no están disponibles ahora (su almacén no responde): reintente.', { retryable: true });
+      throw registerUnavailable('subscriptionStoreDown');
     }
   }
 
@@ -144,7 +145,11 @@ export class Webhooks {
     return this.#guard(() => this.#create(owner, input, vouch));
   }
 
-  async #create(owner: string, input: Parameters<Webhooks['create']>[1], vouch?: (ruc: string) => Promise<void>): Promise<{ sub: Suscripcion; secreto: string }> {
+  async #create(
+    owner: string,
+    input: Parameters<Webhooks['create']>[1],
+    vouch?: (ruc: string) => Promise<void>,
+  ): Promise<{ sub: Suscripcion; secreto: string }> {
     const store = this.#store();
     const rucs = this.#checkedRucs(input.rucs);
     // Nothing asked of DNS before the caller is known to be one: a made-up token resolves no name.
@@ -174,10 +179,15 @@ export class Webhooks {
 
   #underLimit(held: number): void {
     const max = this.options.settings.maxPerCaller;
-    if (held >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    if (held >= max)
+      throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
   }
 
-  change(owner: string, id: string, input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null }): Promise<Suscripcion> {
+  change(
+    owner: string,
+    id: string,
+    input: { agregar?: readonly string[] | null; quitar?: readonly string[] | null; url?: string | null },
+  ): Promise<Suscripcion> {
     return this.#guard(() => this.#change(owner, id, input));
   }
 
@@ -203,11 +213,14 @@ export class Webhooks {
 
   /** The live changes of these RUCs, as this instance's imports find them: at most WEBHOOK_MAX_PER_CALLER feeds a caller, MAX_FEEDS in all. */
   watch(owner: string, rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
-    if (rucs.length > MAX_LIVE_RUCS) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_LIVE_RUCS} en vivo; para más, una suscripción (crearSuscripcion)`);
+    if (rucs.length > MAX_LIVE_RUCS)
+      throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_LIVE_RUCS} en vivo; para más, una suscripción (crearSuscripcion)`);
     const checked = this.#checkedRucs(rucs);
     const max = this.options.settings.maxPerCaller;
-    if (this.live.feeds(owner) >= max) throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones en vivo abiertas (WEBHOOK_MAX_PER_CALLER).`);
-    if (this.live.feeds() >= MAX_FEEDS) throw gatewayError('OVERLOADED', 'Este gateway ya sirve todas las suscripciones en vivo que puede: reintente más tarde.');
+    if (this.live.feeds(owner) >= max)
+      throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones en vivo abiertas (WEBHOOK_MAX_PER_CALLER).`);
+    if (this.live.feeds() >= MAX_FEEDS)
+      throw gatewayError('OVERLOADED', 'Este gateway ya sirve todas las suscripciones en vivo que puede: reintente más tarde.');
     return this.live.watch(owner, checked, tipos);
   }
 
@@ -227,7 +240,9 @@ export class Webhooks {
   /** The URL parsed, and refused for what it says itself (scheme, credentials, an address written in it), asking DNS nothing. */
   #checkedForm(url: string): URL {
     const parsed = url.length <= MAX_URL && URL.canParse(url) ? new URL(url) : undefined;
-    const refusal = parsed ? formRefusal(parsed, this.options.settings.privateNetworks) : `una URL https:// de a lo más ${MAX_URL} caracteres`;
+    const refusal = parsed
+      ? formRefusal(parsed, this.options.settings.privateNetworks)
+      : `una URL https:// de a lo más ${MAX_URL} caracteres`;
     if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal}`);
     return parsed!;
   }

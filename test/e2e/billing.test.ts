@@ -56,7 +56,10 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 50));
   }
   // The subscription cambiarSuscripcion and eliminarSuscripcion are asked of (the last deletes it, and is probed once).
-  const created = await registered.gql('mutation($url: String!) { crearSuscripcion(url: $url, rucs: ["20100123453"]) { suscripcion { id } } }', { url: SAMPLES['url'] });
+  const created = await registered.gql(
+    'mutation($url: String!) { crearSuscripcion(url: $url, rucs: ["20100123453"]) { suscripcion { id } } }',
+    { url: SAMPLES['url'] },
+  );
   SAMPLES['id'] = (created.body.data as { crearSuscripcion: { suscripcion: { id: string } } }).crearSuscripcion.suscripcion.id;
 });
 afterAll(async () => {
@@ -90,7 +93,9 @@ async function probe(kind: 'query' | 'mutation', root: GraphQLField<unknown, unk
   const before = stack.sandbox.calls.length;
   const quota = stack.sandbox.quotaOf(TOKEN)!;
   // The search, the register's changes and the subscriptions to them answer only where the register is kept.
-  const { body } = await (root.name === 'buscarContribuyentes' || /\bcambios(Padron)?\b|Suscripcion|suscripciones/.test(document) ? registered : stack).gql(document, variables);
+  const { body } = await (
+    root.name === 'buscarContribuyentes' || /\bcambios(Padron)?\b|Suscripcion|suscripciones/.test(document) ? registered : stack
+  ).gql(document, variables);
   expect(body.errors, document).toBeUndefined();
   const cost = body.extensions?.['cost'] as { queries: number; estimated: number };
   // The sandbox prices from the spec on its own (src/sandbox/prices.ts): the client's count must agree.

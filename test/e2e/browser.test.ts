@@ -102,9 +102,13 @@ describe('GraphiQL’s second tab: a search, with PADRON=sandbox', () => {
     const tabs = page.locator('.graphiql-tab');
     await tabs.nth(1).waitFor({ state: 'visible', timeout: 30_000 });
     await tabs.nth(1).click();
-    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('query Autocompletar'), undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('query Autocompletar'), undefined, {
+      timeout: 30_000,
+    });
     await page.locator('.graphiql-execute-button').click();
-    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('COMERCIAL ANDINA S.A.C.'), undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => document.body.innerText.replace(/\u00a0/g, ' ').includes('COMERCIAL ANDINA S.A.C.'), undefined, {
+      timeout: 30_000,
+    });
     expect((await page.locator('body').innerText()).replace(/\u00a0/g, ' ')).toContain('"hasNextPage"');
   });
 });

@@ -66,22 +66,25 @@ async function search(s: Stack, variables: Record<string, unknown>): Promise<Bod
 }
 
 describe('buscarContribuyentes through the gateway', () => {
-  it.each(['com andi', 'quispe', 'peña', 'sac', 'a b c'])('walks every match of %j once, in order, at 0 queries and no call', async (texto) => {
-    sandbox.reset();
-    const rucs: string[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const body = await search(stack, { texto, first: 50, after });
-      expect(body.errors).toBeUndefined();
-      const page = body.data!.buscarContribuyentes;
-      for (const e of page.edges) expect(e.node.fuente).toBe('PADRON');
-      rucs.push(...page.edges.map((e) => e.node.ruc));
-      if (!page.pageInfo.hasNextPage) break;
-      after = page.pageInfo.endCursor!;
-    }
-    expect(rucs).toEqual(expected(ROWS, texto));
-    expect(sandbox.calls).toHaveLength(0);
-  });
+  it.each(['com andi', 'quispe', 'peña', 'sac', 'a b c'])(
+    'walks every match of %j once, in order, at 0 queries and no call',
+    async (texto) => {
+      sandbox.reset();
+      const rucs: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const body = await search(stack, { texto, first: 50, after });
+        expect(body.errors).toBeUndefined();
+        const page = body.data!.buscarContribuyentes;
+        for (const e of page.edges) expect(e.node.fuente).toBe('PADRON');
+        rucs.push(...page.edges.map((e) => e.node.ruc));
+        if (!page.pageInfo.hasNextPage) break;
+        after = page.pageInfo.endCursor!;
+      }
+      expect(rucs).toEqual(expected(ROWS, texto));
+      expect(sandbox.calls).toHaveLength(0);
+    },
+  );
 
   it('filters by estado, condición, ubigeo and tipo', async () => {
     const filtro = { estados: ['activo'], condiciones: ['HABIDO'], ubigeo: '15', tipo: 'EMPRESA' as const };
@@ -100,14 +103,19 @@ describe('buscarContribuyentes through the gateway', () => {
   ])('refuses %s with INVALID_INPUT, doing nothing', async (_what, variables, message) => {
     sandbox.reset();
     const body = await search(stack, variables);
-    expect(body.errors?.[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code: 'INVALID_INPUT', retryable: false } });
+    expect(body.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(message),
+      extensions: { code: 'INVALID_INPUT', retryable: false },
+    });
     expect(sandbox.calls).toHaveLength(0);
   });
 
   it("pages with Apollo Client's relayStylePagination, as docs/clients.md shows: fetchMore appends the next page", async () => {
     const apollo = new ApolloClient({
       link: new HttpLink({ uri: `${stack.url}/graphql`, headers: { authorization: `Bearer ${TOKEN}` } }),
-      cache: new InMemoryCache({ typePolicies: { Query: { fields: { buscarContribuyentes: relayStylePagination(['texto', 'filtro']) } } } }),
+      cache: new InMemoryCache({
+        typePolicies: { Query: { fields: { buscarContribuyentes: relayStylePagination(['texto', 'filtro']) } } },
+      }),
     });
     const variables = { texto: 'com', first: 4 };
     const first = await apollo.query({ query: AutocompletarDocument, variables });
@@ -156,7 +164,10 @@ describe('buscarContribuyentes through the gateway', () => {
       while ((await ready(switching)).date === first.date && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect((await ready(switching)).date, 'the register switched').not.toBe(first.date);
       const body = await search(switching, { texto: 'com', first: 2, after: page.pageInfo.endCursor });
-      expect(body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/otra versión del padrón/), extensions: { code: 'INVALID_INPUT' } });
+      expect(body.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(/otra versión del padrón/),
+        extensions: { code: 'INVALID_INPUT' },
+      });
     } finally {
       await switching.close();
     }

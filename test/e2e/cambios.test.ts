@@ -19,7 +19,12 @@ const FEED = `query($desde: String!, $hasta: String, $rucs: [String!], $tipos: [
   }
 }`;
 type Cambio = { ruc: string; fecha: string; tipo: string; antes: string | null; despues: string | null };
-type Feed = { data?: { cambiosPadron: { edges: { cursor: string; node: Cambio }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } | null; errors?: { extensions: Record<string, unknown> }[] };
+type Feed = {
+  data?: {
+    cambiosPadron: { edges: { cursor: string; node: Cambio }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  } | null;
+  errors?: { extensions: Record<string, unknown> }[];
+};
 
 let sandbox: Sandbox;
 let dir: string;
@@ -40,7 +45,6 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error('the register never got ready');
     await new Promise((r) => setTimeout(r, 50));
   }
-  await new Promise((r) => setTimeout(r, 1_100));
   await mirror.set(DAY2, FLAGS2);
   for (;;) {
     const page = (await feed({})).data?.cambiosPadron;
@@ -78,7 +82,9 @@ describe('the register’s changes through the gateway', () => {
       after = page.pageInfo.endCursor!;
     }
     expect(seen).toEqual(changedOn(fecha));
-    const some = (await feed({ rucs: [ruc(5), ruc(8)], tipos: ['CONDICION', 'AGENTE_DE_RETENCION'] })).data!.cambiosPadron.edges.map((e) => e.node.tipo);
+    const some = (await feed({ rucs: [ruc(5), ruc(8)], tipos: ['CONDICION', 'AGENTE_DE_RETENCION'] })).data!.cambiosPadron.edges.map(
+      (e) => e.node.tipo,
+    );
     expect(some).toEqual(['CONDICION', 'AGENTE_DE_RETENCION']);
     expect((await feed({ desde: fecha, hasta: fecha })).data!.cambiosPadron.edges).toHaveLength(9);
     expect((await feed({ hasta: '2001-01-01' })).data!.cambiosPadron.edges).toEqual([]);
@@ -86,7 +92,9 @@ describe('the register’s changes through the gateway', () => {
 
   it('answers a taxpayer’s changes, newest first, beside its record from the register', async () => {
     sandbox.reset();
-    const { body } = await stack.gql('query($r: String!) { contribuyente(ruc: $r) { fuente cambios { fecha tipo antes despues } } }', { r: ruc(8) });
+    const { body } = await stack.gql('query($r: String!) { contribuyente(ruc: $r) { fuente cambios { fecha tipo antes despues } } }', {
+      r: ruc(8),
+    });
     expect(body.errors).toBeUndefined();
     expect(body.data).toEqual({
       contribuyente: {

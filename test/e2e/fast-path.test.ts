@@ -175,8 +175,17 @@ describe('the fast path takes JSON POSTs and answers as Yoga does', () => {
         query: `mutation { validarComprobantesTexto(comprobantes: ["x"], credencialesSol: { rucEmpresa: "${OK_RUC}", usuario: "U", clave: "C" }) { cantidadDeComprobantes } }`,
       }),
     ],
-    ['a persisted-query hash with its document', json({ query: '{ __typename }', extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } })],
-    ['a person, a licence and the exchange rate', json({ query: '{ persona(dni: "46779354") { nombres } licencia(numLicencia: "Q46779354") { titular { dni } } tipoDeCambio(fecha: "2026-11-20") { compra } }' })],
+    [
+      'a persisted-query hash with its document',
+      json({ query: '{ __typename }', extensions: { persistedQuery: { version: 1, sha256Hash: 'ab'.repeat(32) } } }),
+    ],
+    [
+      'a person, a licence and the exchange rate',
+      json({
+        query:
+          '{ persona(dni: "46779354") { nombres } licencia(numLicencia: "Q46779354") { titular { dni } } tipoDeCambio(fecha: "2026-11-20") { compra } }',
+      }),
+    ],
     ['a date past tomorrow', json({ query: '{ tipoDeCambio(fecha: "9999-01-01") { compra } }' })],
   ];
 

@@ -17,9 +17,16 @@ const HELD = ROWS.map((r) => r.ruc);
 /** RUCs the sandbox knows and the register does not hold: each a paid call. */
 const PAID = TAXPAYERS.map((t) => t.ruc).filter((r) => !HELD.includes(r));
 /** `n` distinct valid RUCs, none in the register: each a paid call. */
-const unheld = (n: number, from: number) => unknownRucs(n + 10, from).filter((r) => !HELD.includes(r)).slice(0, n);
+const unheld = (n: number, from: number) =>
+  unknownRucs(n + 10, from)
+    .filter((r) => !HELD.includes(r))
+    .slice(0, n);
 const LIST = 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) { ruc fuente } }';
-type Body = { data?: { contribuyentes: ({ ruc: string; fuente: string } | null)[] } | null; errors?: { extensions: Record<string, unknown> }[]; extensions?: { cost?: Record<string, number> } };
+type Body = {
+  data?: { contribuyentes: ({ ruc: string; fuente: string } | null)[] } | null;
+  errors?: { extensions: Record<string, unknown> }[];
+  extensions?: { cost?: Record<string, number> };
+};
 
 let sandbox: Sandbox;
 let dir: string;
@@ -91,7 +98,10 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
     const res = await fetch(`${stack.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'multipart/mixed', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ query: 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) @stream(initialCount: 10) { ruc } }', variables: { rucs: HELD } }),
+      body: JSON.stringify({
+        query: 'query($rucs: [String!]!) { contribuyentes(rucs: $rucs) @stream(initialCount: 10) { ruc } }',
+        variables: { rucs: HELD },
+      }),
     });
     expect(res.headers.get('content-type')).toMatch(/multipart\/mixed/);
     const parts: { data?: { contribuyentes: { ruc: string }[] }; incremental?: { items: { ruc: string }[] }[]; hasNext?: boolean }[] = [];

@@ -35,7 +35,7 @@ describe('`npm start` with default settings (one process, the built-in sandbox)'
   });
   afterAll(() => stop(gateway));
 
-  it("answers README query 1 as the README shows it, and spends its 5 queries once: asked again, on new connections, all four lookups come from the cache", async () => {
+  it('answers README query 1 as the README shows it, and spends its 5 queries once: asked again, on new connections, all four lookups come from the cache', async () => {
     const variables = QUERY_1.sent.variables;
     const first = await once(gateway.url, EJEMPLO, variables);
     expect(first.errors).toBeUndefined();
@@ -178,7 +178,8 @@ describe('`npm start` with PADRON=sandbox: the sandbox’s own registers, in SUN
       `mutation { crearSuscripcion(url: "${sandboxUrl}/__sandbox/webhooks/recibir", rucs: ["20100123453"]) { secreto suscripcion { id } } }`,
     );
     expect(created.errors).toBeUndefined();
-    const { secreto, suscripcion } = (created.data as { crearSuscripcion: { secreto: string; suscripcion: { id: string } } }).crearSuscripcion;
+    const { secreto, suscripcion } = (created.data as { crearSuscripcion: { secreto: string; suscripcion: { id: string } } })
+      .crearSuscripcion;
     const asked = Date.now();
     const nextDay = await fetch(`${sandboxUrl}/__sandbox/padron/siguiente-dia`, { method: 'POST' });
     expect(((await nextDay.json()) as { cambios: Record<string, string> }).cambios).toMatchObject({ CONDICION: '20100123453' });
@@ -186,7 +187,10 @@ describe('`npm start` with PADRON=sandbox: the sandbox’s own registers, in SUN
       if (Date.now() - asked > 60_000) throw new Error(`no delivery within a minute: ${gateway!.output().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    const [received] = (await (await fetch(`${sandboxUrl}/__sandbox/webhooks`)).json()) as { headers: Record<string, string>; body: string }[];
+    const [received] = (await (await fetch(`${sandboxUrl}/__sandbox/webhooks`)).json()) as {
+      headers: Record<string, string>;
+      body: string;
+    }[];
     const event = new Webhook(secreto).verify(received!.body, received!.headers) as { data: { suscripcion: string; cambios: unknown[] } };
     expect(event.data.suscripcion).toBe(suscripcion.id);
     expect(event.data.cambios).toEqual([

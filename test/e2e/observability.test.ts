@@ -76,7 +76,12 @@ describe('metrics at /metrics', () => {
     const variables = { dni: '46779354', ruc: '20100123453', fecha: '2026-11-22' };
     for (let i = 0; i < 2; i++) expect((await stack.gql(CheckoutDocument, variables)).body.errors).toBeUndefined();
     const text = await (await fetch(`${stack.url}/metrics`)).text();
-    const lookups = { '/dni': 'dni', '/ruc-representantes': 'representantes', '/ruc-establecimientos-anexos': 'establecimientos', '/tipo-de-cambio': 'tipoDeCambio' };
+    const lookups = {
+      '/dni': 'dni',
+      '/ruc-representantes': 'representantes',
+      '/ruc-establecimientos-anexos': 'establecimientos',
+      '/tipo-de-cambio': 'tipoDeCambio',
+    };
     for (const [path, op] of Object.entries(lookups)) {
       expect(sample(text, 'gateway_upstream_calls_total', { path, status: '200', outcome: 'ok', origin: 'primary' }), path).toBe(1);
       expect(sample(text, 'gateway_plan_queries_total', { path }), path).toBe(1);

@@ -61,7 +61,8 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     expect(metrics).toMatch(/^gateway_padron_age_seconds \d/m);
     // The line follows the switch /health reports by the old index's closing: a moment on a busy machine.
     const logged = Date.now() + 10_000;
-    while (!/"result":"imported"[^\n]*padron: imported/.test(stack.logs.join('')) && Date.now() < logged) await new Promise((r) => setTimeout(r, 50));
+    while (!/"result":"imported"[^\n]*padron: imported/.test(stack.logs.join('')) && Date.now() < logged)
+      await new Promise((r) => setTimeout(r, 50));
     expect(stack.logs.join('')).toMatch(/"result":"imported"[^\n]*padron: imported/);
   });
 
@@ -90,7 +91,18 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
       const service = fromService[i]!;
       expect(row['fuente']).toBe('PADRON');
       expect(service['fuente']).toBe('SERVICIO');
-      for (const field of ['ruc', 'nombreORazonSocial', 'estado', 'condicion', 'direccion', 'direccionCompleta', 'departamento', 'provincia', 'distrito', 'ubigeo']) {
+      for (const field of [
+        'ruc',
+        'nombreORazonSocial',
+        'estado',
+        'condicion',
+        'direccion',
+        'direccionCompleta',
+        'departamento',
+        'provincia',
+        'distrito',
+        'ubigeo',
+      ]) {
         expect(row[field], `${String(row['ruc'])} ${field}`).toEqual(service[field]);
       }
       for (const flag of ['esAgenteDeRetencion', 'esBuenContribuyente', 'esAgenteDePercepcion', 'esAgenteDePercepcionCombustible']) {
@@ -121,7 +133,12 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
   it('sends to the service what it does not hold: an unknown RUC, one listed only in a flag register', async () => {
     sandbox.reset();
     const { body } = await stack.gql(LIST, { rucs: ['20999999990', FLAG_ONLY_RUC] });
-    expect(sandbox.callsTo('/ruc').map((c) => (c.body as { ruc: string }).ruc).sort()).toEqual(['20999999990', FLAG_ONLY_RUC].sort());
+    expect(
+      sandbox
+        .callsTo('/ruc')
+        .map((c) => (c.body as { ruc: string }).ruc)
+        .sort(),
+    ).toEqual(['20999999990', FLAG_ONLY_RUC].sort());
     expect(cost(body)).toMatchObject({ localHits: 0, queries: 2 });
   });
 
@@ -134,7 +151,12 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     fragment Ruc on Persona { contribuyente { ruc fuente } }`);
     expect(body.errors).toBeUndefined();
     expect(body.data).toEqual({
-      persona: { dni: '46779354', nombreCompleto: 'QUISPE MAMANI ROSA ELENA', fuente: 'PADRON', contribuyente: { ruc: '10467793549', fuente: 'PADRON' } },
+      persona: {
+        dni: '46779354',
+        nombreCompleto: 'QUISPE MAMANI ROSA ELENA',
+        fuente: 'PADRON',
+        contribuyente: { ruc: '10467793549', fuente: 'PADRON' },
+      },
       licencia: { titular: { __typename: 'Persona', dni: '46779354', nombreCompleto: 'QUISPE MAMANI ROSA ELENA' } },
     });
     expect(sandbox.calls.map((c) => c.path)).toEqual(['/licencia-conducir']);
@@ -153,7 +175,7 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
       expect(failed.lastImport?.['error']).toEqual(expect.any(String));
       sandbox.reset();
       const { body } = await stack.gql(LIST, { rucs: [TAXPAYERS[0]!.ruc] });
-      expect((rows(body))[0]).toMatchObject({ fuente: 'PADRON' });
+      expect(rows(body)[0]).toMatchObject({ fuente: 'PADRON' });
       expect(sandbox.calls).toHaveLength(0);
       expect(await health(stack)).toMatchObject({ state: 'ready', rows: SANDBOX_PADRON.rows });
     }
@@ -169,7 +191,7 @@ describe('SUNAT’s register kept by the gateway (PADRON), imported from the san
     await until(stack, (p) => p.state === 'ready', 5_000);
     sandbox.reset();
     const { body } = await stack.gql(LIST, { rucs: [TAXPAYERS[1]!.ruc] });
-    expect((rows(body))[0]).toMatchObject({ fuente: 'PADRON' });
+    expect(rows(body)[0]).toMatchObject({ fuente: 'PADRON' });
     expect(sandbox.calls).toHaveLength(0);
     sandbox.setFaults({});
   });

@@ -100,7 +100,15 @@ afterAll(async () => {
 
 /** What the instances warned of (the store's problems, the store down) since their output's lengths were `from`. */
 const troubleSince = (from: number[], gateways: SpawnedGateway[] = instances) =>
-  gateways.flatMap((g, i) => g.output().slice(from[i]).split('\n').filter((l) => /"level":[45]0/.test(l))).join('\n');
+  gateways
+    .flatMap((g, i) =>
+      g
+        .output()
+        .slice(from[i])
+        .split('\n')
+        .filter((l) => /"level":[45]0/.test(l)),
+    )
+    .join('\n');
 
 describe('REDIS_CLUSTER=on, three instances over three primaries and three replicas', () => {
   it('make one upstream call for 100 concurrent identical lookups spread over them, whatever slot the key is in', async () => {

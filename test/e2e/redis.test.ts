@@ -97,7 +97,12 @@ describe('a shared Redis cache (a real redis-server)', () => {
       const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).gql(CheckoutDocument, variables)));
       for (const x of answers) expect(x.body.data).toEqual(answers[0]!.body.data);
       // The buyer, and the company's one representative: two DNIs, each asked once.
-      expect(sandbox.callsTo('/dni').map((c) => (c.body as { dni: string }).dni).sort()).toEqual(['40123456', '72345678']);
+      expect(
+        sandbox
+          .callsTo('/dni')
+          .map((c) => (c.body as { dni: string }).dni)
+          .sort(),
+      ).toEqual(['40123456', '72345678']);
       for (const path of ['/ruc-representantes', '/ruc-establecimientos-anexos', '/tipo-de-cambio']) {
         expect(sandbox.callsTo(path), path).toHaveLength(1);
       }

@@ -50,7 +50,11 @@ describe('graceful shutdown', () => {
       const exited = new Promise<number | null>((resolve) => gw.child.once('exit', resolve));
       // The subscriptions' store opens once the register holds its directory: until then a feed is refused (retryable).
       const opened = async () => {
-        const res = await fetch(gw.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' }, body: '{"query":"{ suscripciones { id } }"}' });
+        const res = await fetch(gw.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-pro' },
+          body: '{"query":"{ suscripciones { id } }"}',
+        });
         return ((await res.json()) as { errors?: unknown }).errors === undefined;
       };
       for (const deadline = Date.now() + 20_000; !(await opened()); await new Promise((r) => setTimeout(r, 50))) {

@@ -35,7 +35,9 @@ describe('tipoDeCambio(fecha) (POST /tipo-de-cambio)', () => {
 
   it('reads the other spelling the service uses (fecha_busqueda, decimal texts) alike', async () => {
     const { body } = await stack.gql('{ tipoDeCambio(fecha: "2025-06-01") { fechaSunat compra venta } }');
-    expect(body.data).toEqual({ tipoDeCambio: { fechaSunat: '2025-05-30', compra: expect.stringMatching(/^3\.\d{3}$/), venta: expect.stringMatching(/^3\.\d{3}$/) } });
+    expect(body.data).toEqual({
+      tipoDeCambio: { fechaSunat: '2025-05-30', compra: expect.stringMatching(/^3\.\d{3}$/), venta: expect.stringMatching(/^3\.\d{3}$/) },
+    });
   });
 
   it('asks for today in Lima when no date is given, priced as one query before it runs', async () => {
@@ -79,7 +81,12 @@ describe('tipoDeCambio(fecha) (POST /tipo-de-cambio)', () => {
       ),
     );
     expect(body.errors).toBeUndefined();
-    expect(stack.sandbox.callsTo('/tipo-de-cambio').map((c) => (c.body as { fecha: string }).fecha).sort()).toEqual(['2026-11-20', limaToday()].sort());
+    expect(
+      stack.sandbox
+        .callsTo('/tipo-de-cambio')
+        .map((c) => (c.body as { fecha: string }).fecha)
+        .sort(),
+    ).toEqual(['2026-11-20', limaToday()].sort());
     expect(cost(body)).toMatchObject({ estimated: 2, queries: 2 });
   });
 });

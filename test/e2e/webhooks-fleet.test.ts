@@ -44,7 +44,11 @@ afterAll(async () => {
 });
 
 const ready = (url: string) =>
-  until(async () => ((await (await fetch(`${url}/health`)).json()) as { padron?: { state: string } }).padron?.state === 'ready', `${url} ready`, 45_000);
+  until(
+    async () => ((await (await fetch(`${url}/health`)).json()) as { padron?: { state: string } }).padron?.state === 'ready',
+    `${url} ready`,
+    45_000,
+  );
 
 describe('two instances sharing REDIS_URL', () => {
   let a: Stack;
@@ -54,7 +58,14 @@ describe('two instances sharing REDIS_URL', () => {
 
   beforeAll(async () => {
     mirror = await mirrorOf(DAY1, FLAGS1);
-    const env = () => ({ PADRON: mirror.url, PADRON_DIR: dir(), PADRON_REFRESH_MS: '1000', REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-the-fleet', WEBHOOK_PRIVATE_NETWORKS: 'allow' });
+    const env = () => ({
+      PADRON: mirror.url,
+      PADRON_DIR: dir(),
+      PADRON_REFRESH_MS: '1000',
+      REDIS_URL: redis.url,
+      CACHE_KEY_SECRET: 'a-secret-shared-by-the-fleet',
+      WEBHOOK_PRIVATE_NETWORKS: 'allow',
+    });
     [a, b] = await Promise.all([startStack({ sharedSandbox: sandbox, env: env() }), startStack({ sharedSandbox: sandbox, env: env() })]);
     await Promise.all([ready(a.url), ready(b.url)]);
   }, 60_000);
@@ -69,26 +80,43 @@ describe('two instances sharing REDIS_URL', () => {
     sub = (created.body.data as { crearSuscripcion: Created }).crearSuscripcion;
     const listed = await b.gql('{ suscripciones { id rucs } }');
     expect(listed.body.data).toEqual({ suscripciones: [{ id: sub.suscripcion.id, rucs: [ruc(5), ruc(9)] }] });
-    const changed = await b.gql(`mutation($id: ID!) { cambiarSuscripcion(id: $id, agregar: ["${ruc(8)}"]) { rucs } }`, { id: sub.suscripcion.id });
+    const changed = await b.gql(`mutation($id: ID!) { cambiarSuscripcion(id: $id, agregar: ["${ruc(8)}"]) { rucs } }`, {
+      id: sub.suscripcion.id,
+    });
     expect(changed.body.errors).toBeUndefined();
   });
 
   it('deliver each message once between them, though both import the day and make it', async () => {
-    await new Promise((r) => setTimeout(r, 1_100));
     await mirror.set(DAY2, FLAGS2);
     const made = (s: Stack) => s.logs.some((l) => l.includes('webhooks: messages made') && l.includes('"messages":1'));
     await until(() => made(a) && made(b), 'both instances made the day’s message', 30_000);
     await until(() => receiver.to('/fleet').length > 0, 'a delivery');
-    // Time for a second delivery, were there one: both workers poll the queue.
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Both made the message before it went out; once the queue holds no job of it (none waiting, put off or under way),
+    // no instance has a delivery left to make: what the receiver holds then is all it will ever get.
+    const queue = new Queue('entregas', { connection: { url: redis.url }, prefix: '{wh}' });
+    try {
+      await until(
+        async () =>
+          Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children')).every((n) => n === 0),
+        'the queue holding no job',
+        30_000,
+      );
+    } finally {
+      await queue.close();
+    }
     const taken = receiver.to('/fleet');
     expect(taken).toHaveLength(1);
     const event = new Webhook(sub.secreto).verify(taken[0]!.body, taken[0]!.headers) as { data: { cambios: { ruc: string }[] } };
     expect(event.data.cambios.map((c) => c.ruc)).toEqual([ruc(5), ruc(8), ruc(8), ruc(9)]);
     for (const s of [a, b]) {
       await until(async () => {
-        const body = (await s.gql('{ suscripciones { ultimaEntrega { estado webhookId } } }')).body.data as { suscripciones: { ultimaEntrega: { estado: string; webhookId: string } | null }[] };
-        return body.suscripciones[0]?.ultimaEntrega?.estado === 'ENTREGADA' && body.suscripciones[0].ultimaEntrega.webhookId === taken[0]!.headers['webhook-id'];
+        const body = (await s.gql('{ suscripciones { ultimaEntrega { estado webhookId } } }')).body.data as {
+          suscripciones: { ultimaEntrega: { estado: string; webhookId: string } | null }[];
+        };
+        return (
+          body.suscripciones[0]?.ultimaEntrega?.estado === 'ENTREGADA' &&
+          body.suscripciones[0].ultimaEntrega.webhookId === taken[0]!.headers['webhook-id']
+        );
       }, 'ultimaEntrega on both');
     }
   });
@@ -97,7 +125,10 @@ describe('two instances sharing REDIS_URL', () => {
 describe('Redis away', () => {
   it('answers the subscriptions REGISTER_UNAVAILABLE, retryable, serves the rest, and takes them again once it is back', async () => {
     const mirror = await mirrorOf(DAY1, FLAGS1);
-    const stack = await startStack({ sharedSandbox: sandbox, env: { REDIS_URL: redis.url, PADRON: mirror.url, PADRON_DIR: dir(), WEBHOOK_PRIVATE_NETWORKS: 'allow' } });
+    const stack = await startStack({
+      sharedSandbox: sandbox,
+      env: { REDIS_URL: redis.url, PADRON: mirror.url, PADRON_DIR: dir(), WEBHOOK_PRIVATE_NETWORKS: 'allow' },
+    });
     try {
       await redis.stop();
       const refused = (await stack.gql('{ suscripciones { id } }')).body;
@@ -135,9 +166,10 @@ describe('a gateway killed with a message pending', () => {
       first = await spawnGateway({ ...env, PADRON_DIR: dir() });
       const base = first.url.replace(/\/graphql$/, '');
       await ready(base);
-      const created = (await (await post(first.url, { query: CREATE, variables: { url: `${receiver.url}/pending`, rucs: [ruc(3)] } })).json()) as { data: { crearSuscripcion: Created } };
+      const created = (await (
+        await post(first.url, { query: CREATE, variables: { url: `${receiver.url}/pending`, rucs: [ruc(3)] } })
+      ).json()) as { data: { crearSuscripcion: Created } };
       const { secreto } = created.data.crearSuscripcion;
-      await new Promise((r) => setTimeout(r, 1_100));
       await mirror.set(DAY2, FLAGS2);
       await until(() => receiver.to('/pending').length === 1, 'the first, failed attempt', 30_000);
       // Killed between attempts, its message waiting in Redis for its retry (killed mid-attempt, another takes the job once its lock lapses).
@@ -157,7 +189,9 @@ describe('a gateway killed with a message pending', () => {
       const [failed, delivered] = receiver.to('/pending');
       expect(delivered!.headers['webhook-id']).toBe(failed!.headers['webhook-id']);
       expect(delivered!.body).toBe(failed!.body);
-      expect(new Webhook(secreto).verify(delivered!.body, delivered!.headers)).toMatchObject({ data: { cambios: [{ ruc: ruc(3), tipo: 'NOMBRE' }] } });
+      expect(new Webhook(secreto).verify(delivered!.body, delivered!.headers)).toMatchObject({
+        data: { cambios: [{ ruc: ruc(3), tipo: 'NOMBRE' }] },
+      });
       const output = first.output() + second.output();
       expect(output).not.toContain(secreto.slice(6));
       expect(output).not.toContain(TOKEN);

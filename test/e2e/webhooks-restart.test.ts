@@ -39,16 +39,25 @@ describe('a gateway without REDIS_URL killed with a message pending', () => {
   it('delivers it once started again on the same PADRON_DIR, with the same webhook-id', async () => {
     const mirror = await mirrorOf(DAY1, FLAGS1);
     try {
-      const env = { UPSTREAM_URL: sandbox.url, PADRON: mirror.url, PADRON_DIR: dir, PADRON_REFRESH_MS: '1000', WEBHOOK_PRIVATE_NETWORKS: 'allow', WEBHOOK_RETRY_FIRST_MS: '2000' };
+      const env = {
+        UPSTREAM_URL: sandbox.url,
+        PADRON: mirror.url,
+        PADRON_DIR: dir,
+        PADRON_REFRESH_MS: '1000',
+        WEBHOOK_PRIVATE_NETWORKS: 'allow',
+        WEBHOOK_RETRY_FIRST_MS: '2000',
+      };
       const first = await spawnGateway(env);
       gateways.push(first);
-      const health = async (g: SpawnedGateway) => ((await (await fetch(g.url.replace(/\/graphql$/, '/health'))).json()) as { padron: { state: string } }).padron.state;
+      const health = async (g: SpawnedGateway) =>
+        ((await (await fetch(g.url.replace(/\/graphql$/, '/health'))).json()) as { padron: { state: string } }).padron.state;
       await until(async () => (await health(first)) === 'ready', 'ready', 45_000);
-      const created = (await (await post(first.url, { query: CREATE, variables: { url: `${receiver.url}/hook`, rucs: [ruc(4), ruc(6)] } })).json()) as {
+      const created = (await (
+        await post(first.url, { query: CREATE, variables: { url: `${receiver.url}/hook`, rucs: [ruc(4), ruc(6)] } })
+      ).json()) as {
         data: { crearSuscripcion: { secreto: string; suscripcion: { id: string } } };
       };
       const { secreto, suscripcion } = created.data.crearSuscripcion;
-      await new Promise((r) => setTimeout(r, 1_100));
       await mirror.set(DAY2, FLAGS2);
       await until(() => receiver.taken.length === 1, 'the first, failed attempt', 30_000);
       signalGroup(first.child, 'SIGKILL');
@@ -61,13 +70,22 @@ describe('a gateway without REDIS_URL killed with a message pending', () => {
       const [failed, delivered] = receiver.taken;
       expect(delivered!.headers['webhook-id']).toBe(failed!.headers['webhook-id']);
       expect(delivered!.body).toBe(failed!.body);
-      const event = new Webhook(secreto).verify(delivered!.body, delivered!.headers) as { data: { suscripcion: string; cambios: { ruc: string; tipo: string }[] } };
+      const event = new Webhook(secreto).verify(delivered!.body, delivered!.headers) as {
+        data: { suscripcion: string; cambios: { ruc: string; tipo: string }[] };
+      };
       expect(event.data.suscripcion).toBe(suscripcion.id);
-      expect(event.data.cambios.map((c) => [c.ruc, c.tipo])).toEqual([[ruc(4), 'ESTADO'], [ruc(6), 'DIRECCION']]);
+      expect(event.data.cambios.map((c) => [c.ruc, c.tipo])).toEqual([
+        [ruc(4), 'ESTADO'],
+        [ruc(6), 'DIRECCION'],
+      ]);
       // The subscription outlived the kill too, and says how its message went.
-      const listed = (await (await post(second.url, { query: '{ suscripciones { id ultimaEntrega { estado intentos } } }' })).json()) as { data: unknown };
+      const listed = (await (await post(second.url, { query: '{ suscripciones { id ultimaEntrega { estado intentos } } }' })).json()) as {
+        data: unknown;
+      };
       await until(async () => {
-        const now = (await (await post(second.url, { query: '{ suscripciones { id ultimaEntrega { estado intentos } } }' })).json()) as { data: { suscripciones: { ultimaEntrega: { estado: string } | null }[] } };
+        const now = (await (await post(second.url, { query: '{ suscripciones { id ultimaEntrega { estado intentos } } }' })).json()) as {
+          data: { suscripciones: { ultimaEntrega: { estado: string } | null }[] };
+        };
         return now.data.suscripciones[0]?.ultimaEntrega?.estado === 'ENTREGADA';
       }, 'ENTREGADA');
       expect(listed.data).toMatchObject({ suscripciones: [{ id: suscripcion.id }] });

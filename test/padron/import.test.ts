@@ -34,7 +34,9 @@ describe('fillIndex', () => {
     const padron = await zip('long.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(200_000)}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(/long.zip: a line over 4096 bytes/);
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(
+        /long.zip: a line over 4096 bytes/,
+      );
     } finally {
       await db.close();
     }
@@ -80,7 +82,9 @@ describe('fillIndex', () => {
     const padron = await zip('inside.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${ROW}\n${'X'.repeat(6_000)}\n${ROW}\n`);
     const db = open<string, string>({ path: join(dir, 'index4'), encoding: 'string' });
     try {
-      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(/inside.zip: a line over 4096 bytes/);
+      await expect(fillIndex(db, { padron, flags, lastModified: Date.now() }, scratch())).rejects.toThrow(
+        /inside.zip: a line over 4096 bytes/,
+      );
     } finally {
       await db.close();
     }
@@ -88,8 +92,13 @@ describe('fillIndex', () => {
 
   it('writes the same index whatever the order of the lines: sorted on disk, then appended in RUC order', async () => {
     const flags = await Promise.all([0, 1, 2, 3].map((i) => zip(`o${i}.zip`, 'f.txt', 'Ruc|Nombre/Razon|A partir del|Resolucion|\r\n')));
-    const rows = Array.from({ length: 2_000 }, (_, i) => ROW.replace('20100123453', `20${String(100_000_000 + i * 7919).slice(0, 9)}`).replace('COMERCIAL', `COMERCIAL ${i}`));
-    const shuffled = rows.map((r, i) => [((i * 7_919) % 2_003) / 2_003, r] as const).sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+    const rows = Array.from({ length: 2_000 }, (_, i) =>
+      ROW.replace('20100123453', `20${String(100_000_000 + i * 7919).slice(0, 9)}`).replace('COMERCIAL', `COMERCIAL ${i}`),
+    );
+    const shuffled = rows
+      .map((r, i) => [((i * 7_919) % 2_003) / 2_003, r] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, r]) => r);
     const inOrder = await zip('inorder.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${[...rows].sort().join('\n')}\n`);
     const noOrder = await zip('noorder.zip', 'padron_reducido_ruc.txt', `${HEADER}\n${shuffled.join('\n')}\n`);
     const a = open<string, string>({ path: join(dir, 'ordered'), encoding: 'string' });
@@ -98,7 +107,8 @@ describe('fillIndex', () => {
       expect(await fillIndex(a, { padron: inOrder, flags, lastModified: 1 }, scratch())).toMatchObject({ rows: 2_000 });
       expect(await fillIndex(b, { padron: noOrder, flags, lastModified: 1 }, scratch())).toMatchObject({ rows: 2_000 });
       // The root database also names the name index's database: the rows are the 11-digit keys.
-      const all = (db: typeof a) => [...db.getRange()].filter(({ key }) => /^\d{11}$/.test(String(key))).map(({ key, value }) => `${String(key)}=${value}`);
+      const all = (db: typeof a) =>
+        [...db.getRange()].filter(({ key }) => /^\d{11}$/.test(String(key))).map(({ key, value }) => `${String(key)}=${value}`);
       expect(all(b)).toEqual(all(a));
       expect(all(a)).toHaveLength(2_000);
     } finally {
@@ -157,7 +167,9 @@ describe('fillIndex', () => {
       await fillIndex(db, { padron, flags: [repeated, ...plain], lastModified: 1 }, scratch());
       expect(db.get('20100123453')?.endsWith('|SNNN')).toBe(true);
       const many = await flag('m0.zip', Array.from({ length: 2_000_001 }, (_, i) => `${20_000_000_000 + i * 2}|X|\r\n`).join(''));
-      await expect(fillIndex(db2, { padron, flags: [many, ...plain], lastModified: 1 }, scratch())).rejects.toThrow(/m0.zip: over 2000000 RUCs/);
+      await expect(fillIndex(db2, { padron, flags: [many, ...plain], lastModified: 1 }, scratch())).rejects.toThrow(
+        /m0.zip: over 2000000 RUCs/,
+      );
     } finally {
       await db.close();
       await db2.close();

@@ -194,7 +194,10 @@ describe('a read-only PADRON_DIR', () => {
           expect(register.state()).toMatchObject({ state: 'ready' });
           expect(register.ruc('20100123453')?.fuente).toBe('PADRON');
           await register.refresh();
-          expect(register.state()).toMatchObject({ state: 'ready', lastImport: { result: 'failed', error: expect.stringMatching(/read-only/) } });
+          expect(register.state()).toMatchObject({
+            state: 'ready',
+            lastImport: { result: 'failed', error: expect.stringMatching(/read-only/) },
+          });
           expect(JSON.stringify(lines)).not.toMatch(/ENOENT/);
         } finally {
           await register.close();
@@ -248,7 +251,9 @@ describe('one PADRON_DIR, one gateway', () => {
       const named = readFileSync(join(path, 'current'), 'utf8');
       await second.start();
       expect(second.state()).toMatchObject({ state: 'locked', lockedBy: `pid ${process.pid} on ${hostname()}` });
-      expect(lines.find((l) => l['level'] === 50)?.['msg']).toMatch(/is used by the gateway with pid \d+ on .*Give each instance a PADRON_DIR of its own/);
+      expect(lines.find((l) => l['level'] === 50)?.['msg']).toMatch(
+        /is used by the gateway with pid \d+ on .*Give each instance a PADRON_DIR of its own/,
+      );
       await second.refresh();
       expect(second.state()).toMatchObject({ state: 'locked', lastImport: { result: 'failed' } });
       expect(second.ruc('20100123453')).toBeUndefined();

@@ -26,6 +26,8 @@ describe('search threads', () => {
   it('refuse searches once closed', async () => {
     const closed = new SearchThreads(1);
     await closed.close();
-    await expect(closed.run({ dir, name: 'v-none', texto: 'comercial', filter: {}, first: 10, after: undefined })).rejects.toThrow(/closed/);
+    await expect(closed.run({ dir, name: 'v-none', texto: 'comercial', filter: {}, first: 10, after: undefined })).rejects.toThrow(
+      /closed/,
+    );
   });
 });

@@ -146,7 +146,13 @@ describe('a page’s bounded work', () => {
     dir = mkdtempSync(join(tmpdir(), 'search-work-'));
     // And 6,000 whose first word is QUISPE and no other, ranked before the 10 that hold it twice.
     const names = (i: number) =>
-      i < SHORT ? `CASTRO ${i % 2 ? 'LOPEZ' : 'MARIA'} ANA` : i < SHORT + 10 ? `CASTRO LOPEZ MARIA ${i}` : i < 2 * SHORT + 10 ? 'QUISPE MAMANI ANA' : `QUISPE QUISPE MARIA ${i}`;
+      i < SHORT
+        ? `CASTRO ${i % 2 ? 'LOPEZ' : 'MARIA'} ANA`
+        : i < SHORT + 10
+          ? `CASTRO LOPEZ MARIA ${i}`
+          : i < 2 * SHORT + 10
+            ? 'QUISPE MAMANI ANA'
+            : `QUISPE QUISPE MARIA ${i}`;
     const rows = Array.from({ length: 2 * SHORT + 20 }, (_, i) => ({
       ruc: rucOf('10', 10_000_000 + i),
       name: names(i),
@@ -156,7 +162,14 @@ describe('a page’s bounded work', () => {
     }));
     const mirror = await mirrorOf(rows.map(lineOf));
     server = mirror.server;
-    padron = new Register({ source: new URL(mirror.url), dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }), searchThreads: 0 });
+    padron = new Register({
+      source: new URL(mirror.url),
+      dir,
+      maxAgeMs: 86_400_000,
+      refreshMs: 3_600_000,
+      logger: pino({ level: 'silent' }),
+      searchThreads: 0,
+    });
     await padron.refresh();
   });
   afterAll(async () => {
@@ -167,13 +180,17 @@ describe('a page’s bounded work', () => {
 
   it('passes over the names too short to hold every word, and answers a full first page', async () => {
     const page = await padron.search('castro lopez maria', {}, 10, undefined);
-    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(Array.from({ length: 10 }, (_, k) => `CASTRO LOPEZ MARIA ${SHORT + k}`));
+    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(
+      Array.from({ length: 10 }, (_, k) => `CASTRO LOPEZ MARIA ${SHORT + k}`),
+    );
     expect(page.hasNextPage).toBe(false);
   });
 
   it('reads a word that begins the first word again among the later words only, and answers a full first page', async () => {
     const page = await padron.search('quispe quispe', {}, 10, undefined);
-    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(Array.from({ length: 10 }, (_, k) => `QUISPE QUISPE MARIA ${2 * SHORT + 10 + k}`));
+    expect(page.records.map((r) => r.nombre_o_razon_social)).toEqual(
+      Array.from({ length: 10 }, (_, k) => `QUISPE QUISPE MARIA ${2 * SHORT + 10 + k}`),
+    );
     expect(page.hasNextPage).toBe(false);
   });
 });
@@ -187,7 +204,14 @@ describe('a register of common words that rarely meet', () => {
     dir = mkdtempSync(join(tmpdir(), 'search-common-'));
     const mirror = await mirrorOf(ROWS.map(lineOf));
     server = mirror.server;
-    padron = new Register({ source: new URL(mirror.url), dir, maxAgeMs: 86_400_000, refreshMs: 3_600_000, logger: pino({ level: 'silent' }), searchThreads: 0 });
+    padron = new Register({
+      source: new URL(mirror.url),
+      dir,
+      maxAgeMs: 86_400_000,
+      refreshMs: 3_600_000,
+      logger: pino({ level: 'silent' }),
+      searchThreads: 0,
+    });
     await padron.refresh();
   }, 120_000);
   afterAll(async () => {
@@ -209,7 +233,10 @@ describe('a register of common words that rarely meet', () => {
       for (const texto of typings(row.name)) {
         const want = expected(ROWS, texto);
         const page = await padron.search(texto, {}, 10, undefined);
-        expect(page.records.map((r) => r.ruc), texto).toEqual(want.slice(0, 10));
+        expect(
+          page.records.map((r) => r.ruc),
+          texto,
+        ).toEqual(want.slice(0, 10));
         expect(page.hasNextPage, texto).toBe(want.length > 10);
         if (want.indexOf(row.ruc) < 10) expect(page.records.map((r) => r.ruc)).toContain(row.ruc);
       }

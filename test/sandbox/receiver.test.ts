@@ -15,7 +15,13 @@ describe('the sandbox’s receiver', () => {
     const send = (path: string) =>
       fetch(`${sandbox.url}/__sandbox/webhooks/${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x', authorization: 'Basic c2VjcmV0bw==' },
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': 'msg_1',
+          'webhook-timestamp': '1',
+          'webhook-signature': 'v1,x',
+          authorization: 'Basic c2VjcmV0bw==',
+        },
         body: '{"type":"padron.cambios"}',
       });
     expect((await send('recibir')).status).toBe(200);
@@ -33,11 +39,20 @@ describe('the sandbox’s receiver', () => {
 
   it('publishes its register’s second day on POST /__sandbox/padron/siguiente-dia, dated later', async () => {
     const before = await fetch(`${sandbox.url}/__sandbox/padron/padron_reducido_ruc.zip`);
-    const answer = (await (await fetch(`${sandbox.url}/__sandbox/padron/siguiente-dia`, { method: 'POST' })).json()) as { publicadoEn: string; cambios: Record<string, string> };
+    const answer = (await (await fetch(`${sandbox.url}/__sandbox/padron/siguiente-dia`, { method: 'POST' })).json()) as {
+      publicadoEn: string;
+      cambios: Record<string, string>;
+    };
     const after = await fetch(`${sandbox.url}/__sandbox/padron/padron_reducido_ruc.zip`);
     expect(Date.parse(after.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(before.headers.get('last-modified')!));
     expect(Date.parse(answer.publicadoEn)).toBe(Date.parse(after.headers.get('last-modified')!));
-    expect(answer.cambios).toEqual({ CONDICION: '20100123453', AGENTE_DE_RETENCION: '20100123453', DIRECCION: '20611111119', SALIDA: '20633333336', ALTA: '20699999998' });
+    expect(answer.cambios).toEqual({
+      CONDICION: '20100123453',
+      AGENTE_DE_RETENCION: '20100123453',
+      DIRECCION: '20611111119',
+      SALIDA: '20633333336',
+      ALTA: '20699999998',
+    });
     expect(Buffer.from(await after.arrayBuffer()).equals(Buffer.from(await before.arrayBuffer()))).toBe(false);
   });
 });

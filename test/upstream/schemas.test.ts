@@ -152,7 +152,9 @@ describe('an exchange rate as received (POST /tipo-de-cambio)', () => {
       fecha_sunat: '2026-11-20',
       moneda: 'USD',
     });
-    expect(rate('{"fecha_busqueda":"20/11/2026","compra":"3.750","venta":"3.758","moneda":"USD"}')).toMatchObject({ fecha_sunat: '2026-11-20' });
+    expect(rate('{"fecha_busqueda":"20/11/2026","compra":"3.750","venta":"3.758","moneda":"USD"}')).toMatchObject({
+      fecha_sunat: '2026-11-20',
+    });
     expect(rate('{"compra":"-","venta":null}')).toMatchObject({ fecha_sunat: null, compra: null, venta: null });
   });
 

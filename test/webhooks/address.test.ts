@@ -3,10 +3,36 @@ import { formRefusal, mayReach, NOT_PUBLIC, placeRefusal } from '../../src/webho
 
 /** Where a delivery may go: every form of a private address refused, public ones taken. */
 const PRIVATE = [
-  '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-  '224.0.0.1', '255.255.255.255', '198.18.0.1', '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1',
-  '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '0:0:0:0:0:ffff:a9fe:a9fe', '64:ff9b::7f00:1', '2002:7f00:1::', '2001:db8::1', '[::1]',
-  '::7f00:1', '::ffff:0:7f00:1', '::127.0.0.1',
+  '127.0.0.1',
+  '127.255.255.254',
+  '10.1.2.3',
+  '172.16.0.1',
+  '172.31.255.255',
+  '192.168.1.1',
+  '169.254.169.254',
+  '100.64.0.1',
+  '0.0.0.0',
+  '224.0.0.1',
+  '255.255.255.255',
+  '198.18.0.1',
+  '::1',
+  '::',
+  'fe80::1',
+  'fe80::1%eth0',
+  'fc00::1',
+  'fd12:3456::1',
+  'ff02::1',
+  '::ffff:127.0.0.1',
+  '::ffff:7f00:1',
+  '::ffff:10.0.0.1',
+  '0:0:0:0:0:ffff:a9fe:a9fe',
+  '64:ff9b::7f00:1',
+  '2002:7f00:1::',
+  '2001:db8::1',
+  '[::1]',
+  '::7f00:1',
+  '::ffff:0:7f00:1',
+  '::127.0.0.1',
 ];
 const PUBLIC = ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
 
@@ -26,8 +52,16 @@ describe('refusalOf', () => {
     formRefusal(new URL(url), rule) ?? (await placeRefusal(new URL(url), rule));
   it('refuses URLs to private addresses in any numeric form the URL parser knows', async () => {
     for (const url of [
-      'https://127.0.0.1/', 'https://2130706433/', 'https://0x7f.1/', 'https://0177.0.0.1/', 'https://127.1/', 'https://[::1]/',
-      'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest/meta-data', 'https://10.0.0.1:8443/x', 'https://localhost/',
+      'https://127.0.0.1/',
+      'https://2130706433/',
+      'https://0x7f.1/',
+      'https://0177.0.0.1/',
+      'https://127.1/',
+      'https://[::1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.0.0.1:8443/x',
+      'https://localhost/',
     ]) {
       expect(await refused(url), url).toBe(NOT_PUBLIC);
     }

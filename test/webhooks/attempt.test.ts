@@ -6,7 +6,9 @@ import { startReceiver, type Receiver } from '../fixtures/receiver.js';
 
 /** One attempt against a receiver on loopback: signed, bounded, and refused where the rule forbids, as it connects. */
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-const [message] = messagesOf('sus_AAAAAAAAAAAAAAAAAAAAAA', '2026-11-28', [{ ruc: '20100123453', tipo: 'CONDICION', antes: 'HABIDO', despues: 'NO HABIDO' }]);
+const [message] = messagesOf('sus_AAAAAAAAAAAAAAAAAAAAAA', '2026-11-28', [
+  { ruc: '20100123453', tipo: 'CONDICION', antes: 'HABIDO', despues: 'NO HABIDO' },
+]);
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver((path) => (path === '/redirect' ? 302 : path === '/hang' ? 'hang' : path === '/big' ? 299 : 200));
@@ -26,10 +28,16 @@ describe('Deliverer', () => {
     const deliverer = new Deliverer('deny', 2_000);
     const before = receiver.taken.length;
     const port = new URL(receiver.url).port;
-    expect(await deliverer.send(message!, `https://localhost:${port}/x`, SECRET)).toMatchObject({ outcome: 'retry', status: null, error: 'EADDRNOTALLOWED' });
+    expect(await deliverer.send(message!, `https://localhost:${port}/x`, SECRET)).toMatchObject({
+      outcome: 'retry',
+      status: null,
+      error: 'EADDRNOTALLOWED',
+    });
     expect(await deliverer.send(message!, `https://127.0.0.1:${port}/x`, SECRET)).toMatchObject({ outcome: 'retry', status: null });
     // Plain http in the sandbox reaches loopback only.
-    expect(await new Deliverer('loopback', 2_000).send(message!, `http://localhost:${port}/x`, SECRET)).toMatchObject({ outcome: 'delivered' });
+    expect(await new Deliverer('loopback', 2_000).send(message!, `http://localhost:${port}/x`, SECRET)).toMatchObject({
+      outcome: 'delivered',
+    });
     expect(receiver.taken.length).toBe(before + 1);
     await deliverer.close();
   });
