@@ -13,6 +13,8 @@ export type NamesDb = Database<Buffer, Buffer>;
 
 /** Entries a block holds: 8 KB, read whole to find one. */
 const BLOCK = 1024;
+/** Blocks written a transaction: 8 MB. */
+const FLUSH_BLOCKS = 1_000;
 /** The key under which the streams' sizes are kept (no stream's key begins with 0xff). */
 const COUNTS_KEY = Buffer.from([0xff]);
 
@@ -75,8 +77,12 @@ export class NamesWriter {
     this.#size = 0;
   }
 
-  /** Writes the blocks made so far, appended (they come in key order). */
-  flush(): void {
+  /**
+   * Writes the blocks made so far, appended (they come in key order), once there are FLUSH_BLOCKS of them (or `all`): each
+   * transaction maps the pages it copies, and the pages around them, into the process's RSS (docs/performance.md).
+   */
+  flush(all = false): void {
+    if (!all && this.#pending.length < FLUSH_BLOCKS) return;
     const pending = this.#pending;
     this.#pending = [];
     if (pending.length) this.root.transactionSync(() => pending.forEach(([k, v]) => this.names.putSync(k, v, { append: true })));
@@ -85,7 +91,7 @@ export class NamesWriter {
   /** The last block, and the streams' sizes (an empty list when they are not kept: the index is then known complete). */
   finish(): void {
     this.#close();
-    this.flush();
+    this.flush(true);
     const counts = this.#counts ?? new Uint32Array(0);
     this.root.transactionSync(() => this.names.putSync(COUNTS_KEY, Buffer.from(counts.buffer)));
   }

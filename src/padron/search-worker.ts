@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
@@ -36,6 +38,18 @@ async function answer(asked: SearchAsked): Promise<SearchAnswered> {
     const message = error instanceof Error ? error.message : String(error);
     return error instanceof SearchRefused ? { id: asked.id, refused: message } : { id: asked.id, error: message };
   }
+}
+
+/**
+ * This thread yields the cores to the event loop: a search waits a moment for a lookup or a request's parsing, never
+ * the other way round. Linux keeps a nice value per thread, and setpriority takes the thread's id (/proc/thread-self
+ * names it); elsewhere, or where refused, the thread runs as the process does.
+ */
+const SEARCH_NICE = 10;
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), SEARCH_NICE);
+} catch {
+  // Not Linux, or a sandbox that forbids it: searches share the cores evenly.
 }
 
 // One message at a time, in order: a search is synchronous, and an index is let go only between them.

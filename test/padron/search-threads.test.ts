@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,16 @@ describe('search threads', () => {
     expect(missing).toBeInstanceOf(Error);
     expect(missing).not.toBeInstanceOf(SearchRefused);
     await expect(threads.run({ ...asked, texto: 'ab' })).rejects.toBeInstanceOf(SearchRefused);
+  });
+
+  it('run at a nice value of 10, the event loop at the process’s: a lookup never waits for a search’s core', async () => {
+    // Two searches side by side start both threads: each is a task of this process with its own nice value.
+    const asked = { dir, name: 'v-none', texto: 'comercial', filter: {}, first: 10, after: undefined };
+    await Promise.allSettled([threads.run(asked), threads.run(asked)]);
+    const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const tasks = readdirSync('/proc/self/task');
+    expect(nice(String(process.pid))).toBe(0);
+    expect(tasks.map(nice).filter((n) => n === 10)).toHaveLength(2);
   });
 
   it('refuse searches once closed', async () => {
