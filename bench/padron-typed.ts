@@ -6,7 +6,7 @@
  * here, and a mix that weights the hardest texts, with a `contribuyente` caller meanwhile.
  */
 import { Pool } from 'undici';
-import { lineAt } from './padron-register.js';
+import { lineAt, nameAt } from './padron-register.js';
 
 /** The contract's folding, written again on purpose (not the gateway's `foldWords`). */
 export function fold(text: string): string[] {
@@ -434,4 +434,20 @@ export async function hardLoad(url: string, oracle: Oracle, texts: string[], ruc
     examples,
     contribuyenteMeanwhile: { lookups: lookups.length, p50: q(lookups, 0.5), p99: q(lookups, 0.99), max: q(lookups, 1) },
   };
+}
+
+/** The commonest words alone and together: the searches with the most matches to order. */
+const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', 'INVERSIONES SAC', 'QUISPE MAMANI', 'qui', 'ser gen'];
+
+/** 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words. */
+export function typedPrefixes(lines: number): string[] {
+  const texts: string[] = [];
+  for (let k = 0; texts.length < 1000; k++) {
+    const name = nameAt((k * 7_919_993) % (lines - 1), lines - 1);
+    const cut = 3 + ((k * 31) % Math.max(1, name.length - 2));
+    const text = name.slice(0, cut);
+    if (text.replace(/[^A-Z0-9]/g, '').length >= 3) texts.push(text);
+  }
+  for (let r = 0; r < 10; r++) texts.push(...COMMON);
+  return texts;
 }

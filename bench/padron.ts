@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { load, type Sample } from './load.js';
 import { peakRssMb, start, stopAll } from './procs.js';
-import { FULL_SIZE, NAME_MODE, nameAt, rucAt, writeRegister } from './padron-register.js';
-import { foundAsTyped, hardLoad, hardMix, Oracle } from './padron-typed.js';
+import { FULL_SIZE, NAME_MODE, rucAt, writeRegister } from './padron-register.js';
+import { foundAsTyped, hardLoad, hardMix, Oracle, typedPrefixes } from './padron-typed.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
 /** `none` writes the register's lines in no order (SUNAT promises none): the import must hold its bounds either way. */
@@ -182,8 +182,6 @@ async function nextDay(env: Record<string, string>) {
 
 const SEARCH =
   'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) { edges { node { ruc nombreORazonSocial estado } } pageInfo { hasNextPage endCursor } } }';
-/** The commonest words alone and together: the searches with the most matches to order. */
-const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', 'INVERSIONES SAC', 'QUISPE MAMANI', 'qui', 'ser gen'];
 
 /**
  * 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words: 20 at a
@@ -191,14 +189,7 @@ const COMMON = ['QUISPE', 'SAC', 'S.A.C.', 'SERVICIOS', 'SERVICIOS GENERALES', '
  * taken from the gateway: docs/performance.md). Also counted: the pages that came back short of `first` with a next page.
  */
 async function searches(url: string) {
-  const texts: string[] = [];
-  for (let k = 0; texts.length < 1000; k++) {
-    const name = nameAt((k * 7_919_993) % (LINES - 1), LINES - 1);
-    const cut = 3 + ((k * 31) % Math.max(1, name.length - 2));
-    const text = name.slice(0, cut);
-    if (text.replace(/[^A-Z0-9]/g, '').length >= 3) texts.push(text);
-  }
-  for (let r = 0; r < 10; r++) texts.push(...COMMON);
+  const texts = typedPrefixes(LINES);
   const pool = new Pool(new URL(url).origin, { connections: 20 });
   type Page = { errors?: unknown; data?: { buscarContribuyentes: { edges: unknown[]; pageInfo: { hasNextPage: boolean } } } };
   const run = async () => {

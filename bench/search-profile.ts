@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Register } from '../src/padron/register.js';
-import { hardMix, Oracle } from './padron-typed.js';
+import { hardMix, Oracle, typedPrefixes } from './padron-typed.js';
 import { FULL_SIZE, writeRegister } from './padron-register.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
@@ -40,8 +40,8 @@ const padron = new Register({
 await padron.start?.();
 if (padron.state().state !== 'ready') await padron.refresh();
 console.log(padron.state());
-const oracle = new Oracle(LINES - 1);
-const texts = hardMix(oracle);
+// BENCH_PROFILE_TEXTS=prefixes: the 1,000 prefixes typed into a form, else the hard mix.
+const texts = process.env['BENCH_PROFILE_TEXTS'] === 'prefixes' ? typedPrefixes(LINES) : hardMix(new Oracle(LINES - 1));
 const times: [number, string, number][] = [];
 for (const pass of [0, 1])
   for (const t of texts) {

@@ -10,7 +10,7 @@ import {
 } from './upstream/errors.js';
 import { BudgetExceededError, BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
-import { RegisterUnavailableError, SearchRefused } from './padron/search.js';
+import { RegisterUnavailableError, PadronRefused } from './padron/search.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -231,7 +231,7 @@ function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError
     const message = `Su presupuesto no alcanza: esta llamada cuesta ${cause.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
     return placed(cause, located, message, { code: 'BUDGET_EXCEEDED', retryable: false, budget: cause.standing });
   }
-  if (cause instanceof SearchRefused) return placed(cause, located, cause.message, { code: 'INVALID_INPUT', retryable: false });
+  if (cause instanceof PadronRefused) return placed(cause, located, cause.message, { code: 'INVALID_INPUT', retryable: false });
   if (cause instanceof RegisterUnavailableError)
     return placed(cause, located, registerNotReady(cause.state), { code: 'REGISTER_UNAVAILABLE', retryable: true });
   if (!(cause instanceof OperationCostError)) return undefined;

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { setImmediate as yieldToLookups } from 'node:timers/promises';
 import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
+import { PadronRefused } from './search.js';
 import { openIndex } from './versions.js';
 
 /**
@@ -51,6 +52,15 @@ function cambioOf(key: string, value: string): Cambio {
   const [fecha, ruc] = key[0] === 'd' ? [key.slice(1, 11), key.slice(11, 22)] : [key.slice(12, 22), key.slice(1, 12)];
   const [antes, despues] = JSON.parse(value) as [string | null, string | null];
   return { ruc, fecha, tipo: TIPOS_CAMBIO[Number(key.slice(22, 24))]!, antes, despues };
+}
+
+/** A page's cursor: the key of its last change, opaque to the caller; one this store did not give is refused. */
+const CURSOR = /^d\d{4}-\d{2}-\d{2}\d{13}$/;
+const cursorOfKey = (key: string) => Buffer.from(key).toString('base64url');
+function keyOfCursor(cursor: string): string {
+  const key = cursor.length <= 64 ? Buffer.from(cursor, 'base64url').toString('latin1') : '';
+  if (!CURSOR.test(key)) throw new PadronRefused('el cursor `after` no es uno que dio cambiosPadron');
+  return key;
 }
 
 /** A page of the feed: the changes, each one's cursor, and where to go on. */
@@ -239,7 +249,8 @@ export class ChangeStore {
   }
 
   /** A page of the changes between two dates (inclusive), in date, RUC and type order: of some RUCs and types, or all. */
-  page(q: CambiosQuery): CambiosPage {
+  page(asked: CambiosQuery): CambiosPage {
+    const q = { ...asked, after: asked.after === undefined ? undefined : keyOfCursor(asked.after) };
     const tipos = q.tipos?.length ? new Set(q.tipos.map(tipoCode)) : undefined;
     const from = q.after && q.after >= `d${q.desde}` ? `${q.after}\0` : `d${q.desde}`;
     const found: { key: string; value: string }[] = [];
@@ -276,7 +287,12 @@ export class ChangeStore {
     const cursors = found.map((f) => f.key);
     // An empty page keeps the caller's place: a poller that saves endCursor each time loses nothing.
     const endCursor = spent && !more ? (lookedAt ?? q.after ?? null) : (cursors.at(-1) ?? q.after ?? null);
-    return { cambios: found.map((f) => cambioOf(f.key, f.value)), cursors, hasNextPage: more || spent, endCursor };
+    return {
+      cambios: found.map((f) => cambioOf(f.key, f.value)),
+      cursors: cursors.map(cursorOfKey),
+      hasNextPage: more || spent,
+      endCursor: endCursor && cursorOfKey(endCursor),
+    };
   }
 
   close(): Promise<void> {

@@ -4,7 +4,7 @@ import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { CHANGES_DAYS } from '../config/padron.js';
 import { todayInLima } from '../upstream/dates.js';
-import { composeAddress, none } from './record.js';
+import { readKept } from './record.js';
 import { ChangeStore, StagedChanges, type Cambio, type TipoCambio } from './change-store.js';
 import { SNAPSHOT, SnapshotReader } from './snapshot.js';
 import { FLAG_REGISTERS } from './sources.js';
@@ -20,23 +20,21 @@ const FLAG_TIPOS = FLAG_REGISTERS.map(({ flag }) => flag.replace(/^es_/, '').toU
 
 /** A register's date as the changes name it: its day in Lima. */
 
-const flagOf = (flags: string | undefined, i: number) => (flags?.[i] === 'S' ? 'SI' : 'NO');
-
 /** What changed for one RUC, from what each index keeps of it (undefined: not in that register). */
 export function changesOf(before: string | undefined, after: string | undefined): [TipoCambio, string | null, string | null][] {
   if (before === after) return [];
-  if (before === undefined) return [['ALTA', null, after!.slice(0, after!.indexOf('|'))]];
-  if (after === undefined) return [['SALIDA', before.slice(0, before.indexOf('|')), null]];
-  const a = before.split('|');
-  const b = after.split('|');
+  if (before === undefined) return [['ALTA', null, readKept(after!).nombre]];
+  if (after === undefined) return [['SALIDA', readKept(before).nombre, null]];
+  const a = readKept(before);
+  const b = readKept(after);
   const found: [TipoCambio, string | null, string | null][] = [];
   const compare = (tipo: TipoCambio, x: string | null, y: string | null) => x !== y && found.push([tipo, x, y]);
-  compare('NOMBRE', a[0] ?? null, b[0] ?? null);
-  compare('ESTADO', none(a[1]), none(b[1]));
-  compare('CONDICION', none(a[2]), none(b[2]));
-  compare('DIRECCION', composeAddress(a), composeAddress(b));
-  compare('UBIGEO', none(a[3]), none(b[3]));
-  FLAG_TIPOS.forEach((tipo, i) => compare(tipo, flagOf(a[14], i), flagOf(b[14], i)));
+  compare('NOMBRE', a.nombre, b.nombre);
+  compare('ESTADO', a.estado, b.estado);
+  compare('CONDICION', a.condicion, b.condicion);
+  compare('DIRECCION', a.direccion, b.direccion);
+  compare('UBIGEO', a.ubigeo, b.ubigeo);
+  FLAG_TIPOS.forEach((tipo, i) => compare(tipo, a.flags[i]!, b.flags[i]!));
   return found;
 }
 

@@ -160,14 +160,35 @@ export function pairStream(a: number, b: number): number {
   return stream === LONG_NAMES ? LONG_NAMES - 1 : stream;
 }
 
-/** A name's pair entries onto `out`: each stream once, whatever the words' order. */
+/**
+ * The stream of the words that begin with `word`'s first PREFIX characters, in the pair index too (another hash: a
+ * stream shared with a pair only adds candidates). Words of a register often share their first five characters
+ * (Quechua and Aymara surnames, brand names of syllables): a long word read by its bucket and sign alone has the names
+ * of all of them to read.
+ */
+export const PREFIX = 6;
+export function prefixStream(word: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < PREFIX; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
+  const stream = (h ^ (h >>> 15)) >>> 8;
+  return stream === LONG_NAMES ? LONG_NAMES - 1 : stream;
+}
+
+/** A name's pair entries onto `out`, and the prefix entries of its words of PREFIX characters or more: each stream once. */
 export function pairEntriesOf(words: readonly string[], rank: number, out: EntrySink): void {
-  if (words.length < 2) return;
+  if (words.length === 0) return;
   const buckets = words.map(bucketOf);
   const high = Math.floor(rank / 2 ** 32);
   const low = (rank % 2 ** 32) >>> 0;
   if (buckets.length > MAX_PAIR_WORDS) return out.push(((LONG_NAMES << 8) | high) >>> 0, low);
   const seen = new Set<number>();
+  for (const word of words) {
+    if (word.length < PREFIX) continue;
+    const stream = prefixStream(word);
+    if (seen.has(stream)) continue;
+    seen.add(stream);
+    out.push(((stream << 8) | high) >>> 0, low);
+  }
   for (let i = 0; i < buckets.length; i++) {
     for (let j = i + 1; j < buckets.length; j++) {
       const stream = pairStream(buckets[i]!, buckets[j]!);

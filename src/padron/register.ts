@@ -7,7 +7,7 @@ import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
 import { padronRecord, type PadronRecord } from './record.js';
-import { RegisterUnavailableError, search, SearchRefused, type SearchAnswer, type SearchFilter, type SearchPage } from './search.js';
+import { RegisterUnavailableError, search, PadronRefused, type SearchAnswer, type SearchFilter, type SearchPage } from './search.js';
 import { SearchThreads, type SearchAsked } from './search-threads.js';
 import { sourceUrls } from './sources.js';
 import { DOWNLOADS, Versions, type IndexMeta, type Version } from './versions.js';
@@ -166,7 +166,7 @@ export class Register {
         page = await this.#page(version, asked);
       } catch (error) {
         const now = this.#usable();
-        if (error instanceof SearchRefused || !now?.names || now === version || tries === MAX_TRIES) throw error;
+        if (error instanceof PadronRefused || !now?.names || now === version || tries === MAX_TRIES) throw error;
         version = now;
       }
     }

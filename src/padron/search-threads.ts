@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { parseText, SearchRefused, type SearchFilter, type SearchPage } from './search.js';
+import { parseText, PadronRefused, type SearchFilter, type SearchPage } from './search.js';
 
 /** A search asked of a thread: the index by its directory and version's name, and the search. */
 export interface SearchAsked {
@@ -41,7 +41,7 @@ export class SearchThreads {
 
   constructor(readonly count: number) {}
 
-  /** One search, on the thread with the fewest in hand; refused as the search refuses (SearchRefused). */
+  /** One search, on the thread with the fewest in hand; refused as the search refuses (PadronRefused). */
   run(asked: Omit<SearchAsked, 'id'>): Promise<SearchPage> {
     if (this.#closed) return Promise.reject(new Error('the search threads are closed'));
     // A text the search refuses is refused here, before any message to a thread.
@@ -86,7 +86,7 @@ export class SearchThreads {
       const waiting = pending.get(answered.id);
       pending.delete(answered.id);
       if ('page' in answered) waiting?.resolve(answered.page);
-      else waiting?.reject('refused' in answered ? new SearchRefused(answered.refused) : new Error(`search: ${answered.error}`));
+      else waiting?.reject('refused' in answered ? new PadronRefused(answered.refused) : new Error(`search: ${answered.error}`));
     });
     // A thread that fails fails its searches, and is replaced at the next.
     const gone = (error: Error) => {

@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { join } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { namesOf, openIndex, type Version } from './versions.js';
-import { search, SearchRefused } from './search.js';
+import { search, PadronRefused } from './search.js';
 import type { SearchAsked, SearchAnswered } from './search-threads.js';
 
 /**
@@ -36,7 +36,7 @@ async function answer(asked: SearchAsked): Promise<SearchAnswered> {
     return { id: asked.id, page };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return error instanceof SearchRefused ? { id: asked.id, refused: message } : { id: asked.id, error: message };
+    return error instanceof PadronRefused ? { id: asked.id, refused: message } : { id: asked.id, error: message };
   }
 }
 

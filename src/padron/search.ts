@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RootDatabase } from 'lmdb';
 import { MAX_SCANNED, StreamReader, UnionReader, type Spent } from './name-index.js';
 import type { NameIndex } from './versions.js';
-import type { PadronRecord } from './record.js';
+import { keptName, readKept, type KeptRow, type PadronRecord } from './record.js';
 import { isValidRuc, rucCheckDigit, rucOfDni } from '../upstream/keys.js';
 import {
   atLeastLength,
@@ -14,6 +14,8 @@ import {
   matchesWords,
   NOT_ACTIVE_RANK,
   pairStream,
+  PREFIX,
+  prefixStream,
   SIGN_GROUPS,
   signsFor,
   streamId,
@@ -33,8 +35,8 @@ export interface SearchFilter {
   tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null;
 }
 
-/** Why a search is refused, in words the caller can act on. */
-export class SearchRefused extends Error {}
+/** Why a request of the register (a search, a page of its changes) is refused, in words the caller can act on: INVALID_INPUT. */
+export class PadronRefused extends Error {}
 
 /** No register answers searches yet: no import yet, past its age, or its name index still importing (`state`); src/errors.ts words it. */
 export class RegisterUnavailableError extends Error {
@@ -97,21 +99,21 @@ const cursorOf = (binding: string, at: Position) => Buffer.from(`${binding}.${at
 function positionOf(cursor: string, binding: string): Position {
   const text = Buffer.from(cursor, 'base64url').toString('latin1');
   const m = /^([\w-]{16})\.([ABR])\.(\d{1,16})$/.exec(text);
-  if (!m || cursor.length > 64) throw new SearchRefused('el cursor `after` no es uno que dio esta búsqueda');
+  if (!m || cursor.length > 64) throw new PadronRefused('el cursor `after` no es uno que dio esta búsqueda');
   if (m[1] !== binding)
-    throw new SearchRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
+    throw new PadronRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
   return { phase: m[2] as Position['phase'], rank: Number(m[3]) };
 }
 
 /** The text's words, or the RUC it names (11 digits, or the RUC 10 of 8 digits); refused when too short or too long. */
 export function parseText(texto: string): { ruc: string } | { words: string[] } {
-  if (texto.length > MAX_TEXT) throw new SearchRefused(`texto: a lo más ${MAX_TEXT} caracteres`);
+  if (texto.length > MAX_TEXT) throw new PadronRefused(`texto: a lo más ${MAX_TEXT} caracteres`);
   const words = foldWords(texto);
   const characters = words.reduce((n, w) => n + w.length, 0);
-  if (characters < MIN_CHARACTERS) throw new SearchRefused(`texto: al menos ${MIN_CHARACTERS} letras o dígitos`);
+  if (characters < MIN_CHARACTERS) throw new PadronRefused(`texto: al menos ${MIN_CHARACTERS} letras o dígitos`);
   const digits = texto.trim();
   if (/^\d{11}$/.test(digits)) {
-    if (!isValidRuc(digits)) throw new SearchRefused('texto: 11 dígitos que no son un RUC válido (prefijo o dígito verificador)');
+    if (!isValidRuc(digits)) throw new PadronRefused('texto: 11 dígitos que no son un RUC válido (prefijo o dígito verificador)');
     return { ruc: digits };
   }
   const dni = /^\d{8}$/.test(digits) ? rucOfDni(digits) : undefined;
@@ -135,7 +137,7 @@ export function search(
   const found: Found[] = [];
   if ('ruc' in parsed) {
     const kept = at.rank === 0 ? index.db.get(parsed.ruc) : undefined;
-    if (kept !== undefined && accepts(parsed.ruc, kept.split('|')))
+    if (kept !== undefined && accepts(parsed.ruc, readKept(kept)))
       found.push({ ruc: parsed.ruc, kept, cursor: cursorOf(binding, { phase: 'R', rank: 1 }) });
     return { found, hasNextPage: false, endCursor: found[0]?.cursor ?? null };
   }
@@ -154,7 +156,7 @@ export function search(
       if (name === undefined) return false;
       if ((phase === 'A') !== (name[0]?.startsWith(words[0]!) ?? false) || !matchesWords(words, name)) return false;
       const kept = index.db.get(ruc)!;
-      if (!accepts(ruc, kept.split('|'))) return false;
+      if (!accepts(ruc, readKept(kept))) return false;
       found.push({ ruc, kept, cursor: cursorOf(binding, { phase, rank: rank + 1 }) });
       return found.length > first;
     });
@@ -171,13 +173,8 @@ export function search(
 /** The folded words of a row's name (its first column), decoded from the row's bytes alone. */
 function nameOf(db: RootDatabase<string, string>, ruc: string): string[] | undefined {
   const bytes = db.getBinaryFast(ruc);
-  if (bytes === undefined) return undefined;
-  // LMDB's buffer is larger than the value: its `length` says the value's.
-  const bar = bytes.indexOf(BAR);
-  return foldWords(bytes.toString('utf8', 0, bar < 0 || bar > bytes.length ? bytes.length : bar));
+  return bytes === undefined ? undefined : foldWords(keptName(bytes));
 }
-
-const BAR = '|'.charCodeAt(0);
 
 const rucOfRank = (rank: number) => {
   const first10 = String(codeOf(rank)).padStart(10, '0');
@@ -193,15 +190,15 @@ function rankBounds(filter: SearchFilter): [number, number] {
   return activo ? [0, Infinity] : [NOT_ACTIVE_RANK, Infinity];
 }
 
-/** Whether a row (its columns: name, estado, condición, ubigeo, ...) passes the filter. */
-function accepting(filter: SearchFilter): (ruc: string, columns: string[]) => boolean {
+/** Whether a kept row passes the filter. */
+function accepting(filter: SearchFilter): (ruc: string, row: KeptRow) => boolean {
   const estados = filter.estados?.length ? new Set(filter.estados.map(foldText)) : undefined;
   const condiciones = filter.condiciones?.length ? new Set(filter.condiciones.map(foldText)) : undefined;
   const { ubigeo, tipo } = filter;
-  return (ruc, c) =>
-    (!estados || estados.has(foldText(c[1] ?? ''))) &&
-    (!condiciones || condiciones.has(foldText(c[2] ?? ''))) &&
-    (!ubigeo || (c[3] ?? '').startsWith(ubigeo)) &&
+  return (ruc, row) =>
+    (!estados || estados.has(foldText(row.estado ?? ''))) &&
+    (!condiciones || condiciones.has(foldText(row.condicion ?? ''))) &&
+    (!ubigeo || (row.ubigeo ?? '').startsWith(ubigeo)) &&
     (!tipo || (tipo === 'EMPRESA') === ruc.startsWith('20'));
 }
 
@@ -302,6 +299,14 @@ function pairStreamsOf(index: NameIndex, pairs: NonNullable<NameIndex['pairs']>,
     if (longNames > 0) parts.push(reader(LONG_NAMES));
     unions.push(new UnionReader(parts, size + longNames));
   }
+  // A long word reads the stream of the words that begin as it does, not only its bucket's and sign's.
+  for (const word of words) {
+    if (word.length < PREFIX) continue;
+    const stream = prefixStream(word);
+    unions.push(
+      new UnionReader([reader(stream), ...(longNames > 0 ? [reader(LONG_NAMES)] : [])], pairs.directory.size(stream) + longNames),
+    );
+  }
   return unions;
 }
 
@@ -344,4 +349,4 @@ function walk(
 }
 
 /** A text whose page would take more than its bounds: a word of one letter among common ones, or a hostile text. */
-const tooBroad = () => new SearchRefused('texto: demasiado amplio para responder una página completa; escriba más letras de cada palabra');
+const tooBroad = () => new PadronRefused('texto: demasiado amplio para responder una página completa; escriba más letras de cada palabra');

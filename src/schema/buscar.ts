@@ -1,8 +1,8 @@
 import { gatewayError, registerUnavailable } from '../errors.js';
-import type { PadronRecord } from '../padron/record.js';
 import { MAX_TEXT } from '../padron/search.js';
 import { billed } from './billed.js';
 import { builder } from './builder.js';
+import { connectionOf } from './connection.js';
 import { Contribuyente } from './contribuyente.js';
 
 /** A page holds at most this many taxpayers: the fields below them are priced as if it were full. */
@@ -29,34 +29,7 @@ const FiltroBusqueda = builder.inputType('FiltroBusqueda', {
   }),
 });
 
-interface Page {
-  edges: { cursor: string; node: PadronRecord }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-}
-
-export const PageInfo = builder.objectRef<Page['pageInfo']>('PageInfo').implement({
-  description: 'Dónde está la página: siga endCursor (como after) mientras hasNextPage sea true.',
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
-    startCursor: t.exposeString('startCursor', { nullable: true }),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-  }),
-});
-
-const ContribuyenteEdge = builder.objectRef<Page['edges'][number]>('ContribuyenteEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.field({ type: Contribuyente, resolve: (e) => e.node }),
-  }),
-});
-
-const ContribuyenteConnection = builder.objectRef<Page>('ContribuyenteConnection').implement({
-  fields: (t) => ({
-    edges: t.field({ type: [ContribuyenteEdge], resolve: (p) => p.edges }),
-    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
-  }),
-});
+const ContribuyenteConnection = connectionOf('Contribuyente', Contribuyente);
 
 /** The filter's values, refused when they could only be a mistake or an attack (each costs a comparison per candidate). */
 function checkedFilter(
@@ -97,15 +70,7 @@ builder.queryFields((t) => ({
       const filter = checkedFilter(filtro);
       if (!ctx.padron) throw registerUnavailable('padronOffSearch');
       const page = await ctx.padron.search(texto, filter, size, after ?? undefined);
-      return {
-        edges: page.records.map((node, i) => ({ cursor: page.cursors[i]!, node })),
-        pageInfo: {
-          hasNextPage: page.hasNextPage,
-          hasPreviousPage: false,
-          startCursor: page.cursors[0] ?? null,
-          endCursor: page.endCursor,
-        },
-      };
+      return { nodes: page.records, cursors: page.cursors, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
     },
   }),
 }));

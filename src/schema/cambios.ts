@@ -3,7 +3,7 @@ import { TIPOS_CAMBIO, type Cambio, type ChangeStore } from '../padron/change-st
 import { todayInLima } from '../upstream/dates.js';
 import { isRealDate, isValidRuc } from '../upstream/keys.js';
 import { builder } from './builder.js';
-import { PageInfo } from './buscar.js';
+import { connectionOf } from './connection.js';
 import type { Context } from './context.js';
 import { Contribuyente } from './contribuyente.js';
 
@@ -28,24 +28,7 @@ export const CambioPadron = builder.objectRef<Cambio>('CambioPadron').implement(
   }),
 });
 
-interface Page {
-  edges: { cursor: string; node: Cambio }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-}
-
-const CambioEdge = builder.objectRef<Page['edges'][number]>('CambioEdge').implement({
-  fields: (t) => ({
-    cursor: t.exposeString('cursor'),
-    node: t.field({ type: CambioPadron, resolve: (e) => e.node }),
-  }),
-});
-
-const CambioConnection = builder.objectRef<Page>('CambioConnection').implement({
-  fields: (t) => ({
-    edges: t.field({ type: [CambioEdge], resolve: (p) => p.edges }),
-    pageInfo: t.field({ type: PageInfo, resolve: (p) => p.pageInfo }),
-  }),
-});
+const CambioConnection = connectionOf('Cambio', CambioPadron);
 
 /** The changes kept, or why there are none to read. */
 function storeOf(ctx: Context): ChangeStore {
@@ -59,14 +42,6 @@ function storeOf(ctx: Context): ChangeStore {
 function checkedDate(name: string, value: string): string {
   if (!isRealDate(value)) throw gatewayError('INVALID_INPUT', `${name}: una fecha AAAA-MM-DD`);
   return value;
-}
-
-const CURSOR = /^d\d{4}-\d{2}-\d{2}\d{13}$/;
-const cursorOf = (key: string) => Buffer.from(key).toString('base64url');
-function keyOf(cursor: string): string {
-  const key = cursor.length <= 64 ? Buffer.from(cursor, 'base64url').toString('latin1') : '';
-  if (!CURSOR.test(key)) throw gatewayError('INVALID_INPUT', 'el cursor `after` no es uno que dio cambiosPadron');
-  return key;
 }
 
 builder.queryFields((t) => ({
@@ -91,18 +66,8 @@ builder.queryFields((t) => ({
         throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_RUCS}; para más, lea todos los cambios sin rucs`);
       const wrong = rucs?.find((r) => !isValidRuc(r));
       if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
-      const after = args.after == null ? undefined : keyOf(args.after);
-      const page = storeOf(ctx).page({ desde, hasta, rucs, tipos: args.tipos ?? undefined, first, after });
-      const cursors = page.cursors.map(cursorOf);
-      return {
-        edges: page.cambios.map((node, i) => ({ cursor: cursors[i]!, node })),
-        pageInfo: {
-          hasNextPage: page.hasNextPage,
-          hasPreviousPage: false,
-          startCursor: cursors[0] ?? null,
-          endCursor: page.endCursor && cursorOf(page.endCursor),
-        },
-      };
+      const page = storeOf(ctx).page({ desde, hasta, rucs, tipos: args.tipos ?? undefined, first, after: args.after ?? undefined });
+      return { nodes: page.cambios, cursors: page.cursors, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
     },
   }),
 }));

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SearchRefused } from '../../src/padron/search.js';
+import { PadronRefused } from '../../src/padron/search.js';
 import { SearchThreads } from '../../src/padron/search-threads.js';
 
 /** The threads' own promises (test/padron/search.test.ts runs every search on them): refusals stay typed, a failure fails its search alone. */
@@ -14,13 +14,13 @@ afterAll(async () => {
 });
 
 describe('search threads', () => {
-  it('answer a search the search refuses with SearchRefused, and one over an index that is not there with an error, then go on', async () => {
+  it('answer a search the search refuses with PadronRefused, and one over an index that is not there with an error, then go on', async () => {
     const asked = { dir, name: 'v-none', filter: {}, first: 10, after: undefined };
-    await expect(threads.run({ ...asked, texto: 'ab' })).rejects.toBeInstanceOf(SearchRefused);
+    await expect(threads.run({ ...asked, texto: 'ab' })).rejects.toBeInstanceOf(PadronRefused);
     const missing = await threads.run({ ...asked, texto: 'comercial' }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(Error);
-    expect(missing).not.toBeInstanceOf(SearchRefused);
-    await expect(threads.run({ ...asked, texto: 'ab' })).rejects.toBeInstanceOf(SearchRefused);
+    expect(missing).not.toBeInstanceOf(PadronRefused);
+    await expect(threads.run({ ...asked, texto: 'ab' })).rejects.toBeInstanceOf(PadronRefused);
   });
 
   it('run at a nice value of 10, the event loop at the process’s: a lookup never waits for a search’s core', async () => {
