@@ -6,11 +6,10 @@ import type { RootDatabase } from 'lmdb';
 import yauzl from 'yauzl';
 import type { Fetched, ImportProgress } from './fetch.js';
 import { flagLine, padronLine, type SkipReason } from './lines.js';
-import { NamesWriter, openNames, openPairs, PAIR_ENTRIES } from './name-index.js';
-import { entriesOf } from './names.js';
-import { SNAPSHOT, SnapshotWriter } from './snapshot.js';
-import { EntrySorter, RowSorter } from './sort.js';
-import type { Filled } from './versions.js';
+import { nameIndexStep } from './name-step.js';
+import { RowSorter } from './sort.js';
+import type { StepRun } from './steps.js';
+import type { Filled, IndexMeta } from './versions.js';
 
 /** Rows written per transaction: the event loop is held for some 30 ms at a time, so lookups never stall. */
 const ROWS_PER_TRANSACTION = 50_000;
@@ -179,17 +178,18 @@ export type SkipCount = Record<SkipReason | 'duplicate', number>;
 
 interface FillOptions {
   signal?: AbortSignal;
-  /** The new index's directory, where its rows' snapshot is written (./snapshot.ts), for the next import to compare with. */
-  snapshot?: string;
   rowsInUse?: number;
   progress?: ImportProgress;
+  /** The register's steps (./steps.ts), run over this import's rows. @default the name index alone */
+  steps?: StepRun[];
 }
 
 /**
  * Fills `db` from the fetched zips, streaming: the padrón's text is never held whole, nor written
- * unzipped. Its rows are sorted on disk first (./sort.ts), then appended in RUC order with the
- * name index: neither the time nor the memory depends on the order of the lines. Stops when
- * `signal` aborts, and refuses a register that is not one (LIMITS).
+ * unzipped. Its rows are sorted on disk first (./sort.ts), then appended in RUC order, each given
+ * to every step as it is written; once the register is found to be one, each step finishes its
+ * part. Neither the time nor the memory depends on the order of the lines. Stops when `signal`
+ * aborts, and refuses a register that is not one (LIMITS).
  */
 export async function fillIndex(
   db: RootDatabase<string, string>,
@@ -197,40 +197,20 @@ export async function fillIndex(
   scratch: string,
   options: FillOptions = {},
 ): Promise<Filled> {
-  const { signal, rowsInUse = 0, progress, snapshot } = options;
+  const { signal, rowsInUse = 0, progress } = options;
+  const steps = options.steps ?? [nameIndexStep.begin({ db, path: scratch, scratch, signal })];
   if (progress) progress.phase = 'indexing';
   const flags = await readFlags(fetched.flags, signal);
   const sorter = new RowSorter(join(scratch, 'rows'), 11);
   const read = await readRows(fetched.padron, flags, sorter, signal, progress);
-  const entries = new EntrySorter(join(scratch, 'entries'));
-  const pairEntries = new EntrySorter(join(scratch, 'pairs'));
-  const rows = snapshot === undefined ? undefined : new SnapshotWriter(join(snapshot, SNAPSHOT));
-  const written = await writeRows(db, sorter, entries, pairEntries, signal, rows).finally(() => rows?.close());
+  const written = await writeRows(db, sorter, steps, signal);
   const skipped: SkipCount = { ...read.skipped, duplicate: written.duplicates };
   refuseUnlikeSunat({ lines: read.lines, skips: read.skips, duplicates: written.duplicates, rows: written.rows, rowsInUse });
-  const names = new NamesWriter(db, openNames(db));
-  await entries.sorted(
-    (hi, lo) => names.add(hi, lo),
-    signal,
-    () => names.flush(),
-  );
-  names.finish();
-  const pairs = new NamesWriter(db, openPairs(db), PAIR_ENTRIES);
-  await pairEntries.sorted(
-    (hi, lo) => pairs.add(hi, lo),
-    signal,
-    () => pairs.flush(),
-  );
-  pairs.finish();
+  const derived: Partial<IndexMeta> = {};
+  for (const step of steps) Object.assign(derived, await step.finish());
   // A date past now is a mirror's error or a forgery: believed, it would never go stale.
   const dateMs = Math.min(fetched.lastModified ?? read.modified.getTime(), Date.now());
-  return {
-    dateMs,
-    rows: written.rows,
-    skipped,
-    lastKey: written.lastKey,
-    names: { entries: names.entries, pairs: pairs.entries, unindexed: written.unindexed },
-  };
+  return { ...derived, dateMs, rows: written.rows, skipped, lastKey: written.lastKey };
 }
 
 /** Phase 1: each line of the padrón read, checked and added to `sorter` as [RUC, what the index keeps]. */
@@ -261,18 +241,10 @@ async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, 
   return { modified, lines, skips, skipped };
 }
 
-/** Phase 2: the rows in RUC order, appended in transactions; a RUC listed again keeps its first line (a later one may be an impostor's name). */
-async function writeRows(
-  db: RootDatabase<string, string>,
-  sorter: RowSorter,
-  entries: EntrySorter,
-  pairs: EntrySorter,
-  signal?: AbortSignal,
-  snapshot?: SnapshotWriter,
-) {
+/** Phase 2: the rows in RUC order, appended in transactions and given to each step; a RUC listed again keeps its first line (a later one may be an impostor's name). */
+async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, steps: StepRun[], signal?: AbortSignal) {
   let rows = 0;
   let duplicates = 0;
-  let unindexed = 0;
   let lastKey: string | undefined;
   let batch: [string, string][] = [];
   const flush = () => {
@@ -288,15 +260,13 @@ async function writeRows(
       }
       lastKey = key;
       batch.push([key, value]);
-      snapshot?.add(key, value);
       rows++;
-      const bar = value.indexOf('|');
-      if (!entriesOf(key, value.slice(0, bar), value.slice(bar + 1, value.indexOf('|', bar + 1)), entries, pairs)) unindexed++;
+      for (const step of steps) step.row(key, value);
     },
     signal,
     flush,
   );
-  return { rows, duplicates, unindexed, lastKey };
+  return { rows, duplicates, lastKey };
 }
 
 /** Throws when what was read is not SUNAT's register: mostly bad lines or duplicates, or far fewer rows than the one in use. */

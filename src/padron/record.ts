@@ -35,6 +35,13 @@ export function readKept(kept: string): KeptRow {
   };
 }
 
+/** A kept row's name and estado alone, as written (the import files millions of rows, and composes no address). */
+export function keptHead(kept: string): { nombre: string; estado: string } {
+  const bar = kept.indexOf('|');
+  const next = kept.indexOf('|', bar + 1);
+  return { nombre: kept.slice(0, bar), estado: kept.slice(bar + 1, next < 0 ? kept.length : next) };
+}
+
 /** A kept row's name from its bytes alone (a search reads thousands of candidates' names, and decodes nothing else). */
 export function keptName(bytes: Buffer): string {
   // LMDB's buffer may be larger than the value: its `length` says the value's.

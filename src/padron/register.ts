@@ -1,15 +1,19 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RootDatabase } from 'lmdb';
 import type { Logger } from 'pino';
 import { ChangeStore } from './change-store.js';
-import { recordChanges, type Recorded } from './changes.js';
+import type { Recorded } from './changes.js';
+import { ChangesStep } from './changes-step.js';
 import { fetchZips, type ImportProgress } from './fetch.js';
 import { fillIndex, removeZips } from './import.js';
 import { DirLock } from './lock.js';
+import { nameIndexStep } from './name-step.js';
 import { padronRecord, type PadronRecord } from './record.js';
 import { RegisterUnavailableError, search, PadronRefused, type SearchAnswer, type SearchFilter, type SearchPage } from './search.js';
 import { SearchThreads, type SearchAsked } from './search-threads.js';
 import { sourceUrls } from './sources.js';
+import type { RegisterStep, StepRun } from './steps.js';
 import { DOWNLOADS, Versions, type IndexMeta, type Version } from './versions.js';
 
 export interface RegisterOptions {
@@ -76,13 +80,25 @@ export class Register {
   /** Set when a read of the index in use failed (a disk gone bad, say): it answers nothing until an import replaces it. */
   #failing = false;
   readonly #threads: SearchThreads | undefined;
-  /** What changed between registers (./changes.ts); undefined until this gateway holds PADRON_DIR. */
-  changes: ChangeStore | undefined;
+  readonly #changes: ChangesStep;
+  /** What each import derives, in order (./steps.ts): a new step is its file and a line here. */
+  readonly #steps: RegisterStep[];
 
   constructor(options: RegisterOptions) {
     this.#options = options;
     this.#versions = new Versions(options.dir);
     this.#threads = options.searchThreads ? new SearchThreads(options.searchThreads) : undefined;
+    const { dir, logger, changesDays: days, onChanges } = options;
+    // Only a register that answers is compared with: a stale or failing one's rows are no day before.
+    const inUse = () =>
+      this.#failing || !this.#current ? undefined : { path: join(dir, this.#current.name), dateMs: this.#current.meta.dateMs };
+    this.#changes = new ChangesStep({ dir, logger, days, inUse, onChanges });
+    this.#steps = [nameIndexStep, this.#changes];
+  }
+
+  /** What changed between registers (./changes.ts); undefined until this gateway holds PADRON_DIR. */
+  get changes(): ChangeStore | undefined {
+    return this.#changes.store;
   }
 
   /** Opens the index on disk, if any, and schedules imports; resolves at once, without waiting for any import. */
@@ -93,9 +109,8 @@ export class Register {
       return;
     }
     try {
-      // A read-only PADRON_DIR (no lock taken) keeps no changes: none can be recorded there.
-      this.changes ??= this.#lock ? await ChangeStore.openOrSay(this.#options.dir, this.#options.logger) : undefined;
-      if (this.changes) this.#options.onChanges?.(this.changes);
+      // A read-only PADRON_DIR (no lock taken) keeps nothing of the steps': no changes can be recorded there.
+      if (this.#lock) for (const step of this.#steps) await step.open?.();
       const current = await this.#versions.openCurrent();
       if (this.#closed) return void (await current?.db.close());
       this.#current = current;
@@ -222,6 +237,7 @@ export class Register {
       clearInterval(ticking);
       this.#progress = undefined;
     };
+    let runs: StepRun[] = [];
     try {
       // An index dated past now (written before dates were checked), or failing, asks for everything: a 304 would pin it.
       const since = this.#current && !this.#failing && this.#current.meta.dateMs <= Date.now() ? this.#current.meta.dateMs : undefined;
@@ -237,19 +253,14 @@ export class Register {
       }
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
-      const inUse =
-        this.#failing || !this.#current
-          ? undefined
-          : { path: join(this.#options.dir, this.#current.name), dateMs: this.#current.meta.dateMs };
-      let recorded: Recorded | undefined;
-      const compare = async (path: string, { dateMs }: IndexMeta) =>
-        void (recorded = await recordChanges(this.changes, inUse, { path, dateMs }, this.#options.changesDays, logger, signal));
-      const version = await this.#versions.write(
-        (db, scratch, path) => fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, snapshot: path }),
-        started,
-        signal,
-        compare,
-      );
+      const fill = (db: RootDatabase<string, string>, scratch: string, path: string) => {
+        runs = this.#steps.map((step) => step.begin({ db, path, scratch, signal }));
+        return fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, steps: runs });
+      };
+      const beforeSwitch = async (_path: string, meta: IndexMeta) => {
+        for (const run of runs) await run.beforeSwitch?.(meta);
+      };
+      const version = await this.#versions.write(fill, started, signal, beforeSwitch);
       const old = this.#current;
       const { rows, skipped, durationMs } = version.meta;
       // The register and what /health says of it change together.
@@ -261,7 +272,7 @@ export class Register {
       await this.#versions.removeAllBut(version.name);
       ended();
       logger.info({ padron: this.state() }, 'padron: imported');
-      if (recorded && this.changes) this.#options.onChanges?.(this.changes, recorded);
+      for (const run of runs) run.afterSwitch?.();
       this.#threads?.release();
       this.#threads?.warm();
     } catch (error) {
@@ -272,6 +283,7 @@ export class Register {
       logger.warn({ padron: this.state() }, `padron: import failed; ${next}`);
     } finally {
       ended();
+      for (const run of runs) run.end?.();
       await removeZips(downloads).catch(() => undefined);
     }
   }
@@ -313,7 +325,7 @@ export class Register {
     this.#current = undefined;
     await this.#threads?.close();
     await current?.db.close().catch(() => undefined);
-    await this.changes?.close().catch(() => undefined);
+    for (const step of this.#steps) await step.close?.().catch(() => undefined);
     this.#lock?.release();
   }
 }
