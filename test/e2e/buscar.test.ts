@@ -159,7 +159,8 @@ describe('buscarContribuyentes through the gateway', () => {
       const page = (await search(switching, { texto: 'com', first: 2 })).data!.buscarContribuyentes;
       // Read after the page: a switch may come between, so the page is of this version or an older one.
       const first = await ready(switching);
-      // The mirror dates each answer now: the next refresh imports a new version.
+      // The mirror publishes the register again, a second newer: the next refresh imports a new version.
+      await mirror.set(ROWS.map(lineOf));
       const deadline = Date.now() + 15_000;
       while ((await ready(switching)).date === first.date && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect((await ready(switching)).date, 'the register switched').not.toBe(first.date);
