@@ -1,22 +1,17 @@
-import { createReadStream, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { join } from 'node:path';
+/**
+ * An import in process, its memory every 2 s by phase: RSS, anonymous and file-backed, the heap. Run with the production
+ * flags (package.json's start:prod) to read what the gateway would:
+ *
+ *   node --max-semi-space-size=24 --heap-growing-percent=100 --import tsx bench/import-rss.ts <files dir> <index dir>
+ */
+import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { Register } from '../src/padron/register.js';
+import { serveFiles } from './mirror.js';
 const files = process.argv[2]!;
-const server = createServer((req, res) => {
-  const path = join(files, (req.url ?? '/').slice(1));
-  try {
-    const { size, mtime } = statSync(path);
-    res.writeHead(200, { 'content-length': size, 'last-modified': mtime.toUTCString() });
-    createReadStream(path).pipe(res);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const server = await serveFiles(files);
 const padron = new Register({
-  source: new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`),
+  source: new URL(server.url),
   dir: process.argv[3]!,
   maxAgeMs: 1e12,
   refreshMs: 2e9,

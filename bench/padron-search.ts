@@ -7,31 +7,21 @@
  *
  *   BENCH_PADRON_DIR=/tmp/prof BENCH_PADRON_LINES=18300000 BENCH_PADRON_NAMES=common node dist/bench/padron-search.js
  */
-import { createReadStream, statSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { start, stopAll } from './procs.js';
 import { FULL_SIZE, rucAt } from './padron-register.js';
 import { foundAsTyped, hardLoad, hardMix, Oracle } from './padron-typed.js';
+import { serveFiles } from './mirror.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
 const DIR = process.env['BENCH_PADRON_DIR'];
 const SAMPLES = Number(process.env['BENCH_PADRON_SAMPLES'] ?? 0);
 if (!DIR) throw new Error('BENCH_PADRON_DIR names the register to search');
 const files = join(DIR, 'files');
-const server = createServer((req, res) => {
-  const path = join(files, (req.url ?? '/').slice(1));
-  try {
-    const { size, mtime } = statSync(path);
-    res.writeHead(200, { 'content-length': size, 'last-modified': mtime.toUTCString() });
-    createReadStream(path).pipe(res);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
+let server: Awaited<ReturnType<typeof serveFiles>> | undefined;
 try {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const mirror = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  server = await serveFiles(files);
+  const mirror = server.url;
   const sandbox = await start('sandbox', process.execPath, 'dist/bench/sandbox.js', { LATENCY_MS: '250' });
   const gateway = await start('gateway', process.execPath, 'dist/src/main.js', {
     NODE_ENV: 'production',
@@ -53,5 +43,5 @@ try {
   console.log(`the hard mix, 20 at a time: ${JSON.stringify(hard)}`);
 } finally {
   await stopAll();
-  server.close();
+  server?.close();
 }

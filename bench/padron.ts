@@ -13,12 +13,12 @@
  * The searches are checked against what bench/padron-typed.ts works out from the lines alone.
  */
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { load, type Sample } from './load.js';
+import { serveFiles } from './mirror.js';
 import { peakRssMb, start, stopAll } from './procs.js';
 import { FULL_SIZE, NAME_MODE, rucAt, writeRegister } from './padron-register.js';
 import { foundAsTyped, hardLoad, hardMix, Oracle, typedPrefixes } from './padron-typed.js';
@@ -39,22 +39,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'bench-padron-'));
   const files = join(dir, 'files');
-  const server = createServer((req, res) => {
-    const path = join(files, (req.url ?? '/').slice(1));
-    try {
-      const { size, mtime } = statSync(path);
-      res.writeHead(200, { 'content-length': size, 'last-modified': mtime.toUTCString() });
-      createReadStream(path).pipe(res);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
+  let server: { url: string; close(): void } | undefined;
   try {
     let t = performance.now();
     await writeRegister(files, LINES, new Date(), ORDER);
     console.log(`register of ${LINES.toLocaleString('en')} lines written in ${Math.round((performance.now() - t) / 1000)} s`);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const mirror = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    server = await serveFiles(files);
+    const mirror = server.url;
     const node = process.execPath;
     const sandbox = await start('sandbox', node, 'dist/bench/sandbox.js', { LATENCY_MS: '250' });
     const env = { NODE_ENV: 'production', UPSTREAM_URL: sandbox.url, PORT: '0', HOST: '127.0.0.1', CACHE: 'off', COALESCE: 'off' };
@@ -149,7 +140,7 @@ async function main() {
     writeFileSync(`bench/results/padron-${result.at.replace(/[:.]/g, '-')}.json`, `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await stopAll();
-    server.close();
+    server?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

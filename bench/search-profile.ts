@@ -3,13 +3,13 @@
  * each text of the hard mix, the slowest listed. `BENCH_PADRON_LINES`, `BENCH_PADRON_NAMES` as the
  * bench; `BENCH_PROFILE_DIR` keeps the index between runs.
  */
-import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Register } from '../src/padron/register.js';
 import { hardMix, Oracle, typedPrefixes } from './padron-typed.js';
 import { FULL_SIZE, writeRegister } from './padron-register.js';
+import { serveFiles } from './mirror.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
 const dir = process.env['BENCH_PROFILE_DIR'] ?? '/tmp/search-profile';
@@ -18,19 +18,9 @@ if (!existsSync(join(files, 'padron_reducido_ruc.zip'))) {
   mkdirSync(files, { recursive: true });
   await writeRegister(files, LINES);
 }
-const server = createServer((req, res) => {
-  const path = join(files, (req.url ?? '/').slice(1));
-  try {
-    const { size, mtime } = statSync(path);
-    res.writeHead(200, { 'content-length': size, 'last-modified': mtime.toUTCString() });
-    createReadStream(path).pipe(res);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const server = await serveFiles(files);
 const padron = new Register({
-  source: new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`),
+  source: new URL(server.url),
   dir: join(dir, 'index'),
   maxAgeMs: 86_400_000_000,
   refreshMs: 3_600_000_000,

@@ -2,15 +2,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeStore, StagedChanges, type TipoCambio } from '../../src/padron/change-store.js';
 import { recordChanges } from '../../src/padron/changes.js';
 import { todayInLima } from '../../src/upstream/dates.js';
 import { SNAPSHOT, SnapshotWriter } from '../../src/padron/snapshot.js';
-import { Register } from '../../src/padron/register.js';
+import type { Register } from '../../src/padron/register.js';
 import { changedOn, DAY1, DAY2, FLAGS1, FLAGS2, ruc } from '../fixtures/changes.js';
-import { mirrorOf, rucOf } from '../fixtures/register.js';
+import { mirrorOf, registerOver, rucOf } from '../fixtures/register.js';
 
 /**
  * What changed between two registers, imported one after the other from a loopback mirror:
@@ -27,13 +26,7 @@ beforeAll(async () => {
   const mirror = await mirrorOf(DAY1, FLAGS1);
   server = mirror.server;
   set = mirror.set;
-  padron = new Register({
-    source: new URL(mirror.url),
-    dir,
-    maxAgeMs: 86_400_000,
-    refreshMs: 3_600_000,
-    logger: pino({ level: 'silent' }),
-  });
+  padron = registerOver(mirror.url, dir);
   await padron.start();
 });
 afterAll(async () => {

@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Register } from '../../src/padron/register.js';
+import type { Register } from '../../src/padron/register.js';
 import type { SearchFilter } from '../../src/padron/search.js';
-import { commonWords, expected, fold, lineOf, mirrorOf, register, rucOf } from '../fixtures/register.js';
+import { commonWords, expected, fold, lineOf, mirrorOf, register, registerOver, rucOf } from '../fixtures/register.js';
 
 /**
  * buscarContribuyentes over a register the test writes itself (test/fixtures/register.ts: lines in
@@ -28,15 +27,7 @@ describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
     const lines = [...ROWS.map(lineOf), `${ROWS[0]!.ruc}|IMPOSTOR UNICO S.A.C.|ACTIVO|HABIDO|150131|-|-|-|-|-|-|-|-|-|-|`];
     const mirror = await mirrorOf(lines);
     server = mirror.server;
-    const url = new URL(mirror.url);
-    padron = new Register({
-      source: url,
-      dir,
-      maxAgeMs: 86_400_000,
-      refreshMs: 3_600_000,
-      logger: pino({ level: 'silent' }),
-      searchThreads,
-    });
+    padron = registerOver(mirror.url, dir, { searchThreads });
     await padron.refresh();
     expect(padron.state()).toMatchObject({ state: 'ready', rows: ROWS.length });
   });
@@ -162,14 +153,7 @@ describe('a page’s bounded work', () => {
     }));
     const mirror = await mirrorOf(rows.map(lineOf));
     server = mirror.server;
-    padron = new Register({
-      source: new URL(mirror.url),
-      dir,
-      maxAgeMs: 86_400_000,
-      refreshMs: 3_600_000,
-      logger: pino({ level: 'silent' }),
-      searchThreads: 0,
-    });
+    padron = registerOver(mirror.url, dir, { searchThreads: 0 });
     await padron.refresh();
   });
   afterAll(async () => {
@@ -204,14 +188,7 @@ describe('a register of common words that rarely meet', () => {
     dir = mkdtempSync(join(tmpdir(), 'search-common-'));
     const mirror = await mirrorOf(ROWS.map(lineOf));
     server = mirror.server;
-    padron = new Register({
-      source: new URL(mirror.url),
-      dir,
-      maxAgeMs: 86_400_000,
-      refreshMs: 3_600_000,
-      logger: pino({ level: 'silent' }),
-      searchThreads: 0,
-    });
+    padron = registerOver(mirror.url, dir, { searchThreads: 0 });
     await padron.refresh();
   }, 120_000);
   afterAll(async () => {
