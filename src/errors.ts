@@ -63,6 +63,351 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * Every refusal the gateway words itself: its code, its words, whether trying again may help (when
+ * not the code's default) and its HTTP status (when it has one of its own), here alone. The layers
+ * name a refusal by its key (the register, below this floor, through PadronRefused's key); `refusal`
+ * makes the typed error. Rules that name a field's fault (src/schema/validation.ts, the webhook
+ * address checks) give the words after the field's name.
+ */
+interface Refusal {
+  code: ErrorCode;
+  words: string | ((args: never) => string);
+  retryable?: boolean;
+  status?: number;
+}
+
+export const REFUSALS = {
+  // The HTTP request, before any GraphQL work.
+  routeNotFound: {
+    code: 'NOT_FOUND',
+    status: 404,
+    words: ({ path }: { path: string }) => `La ruta no existe; el endpoint GraphQL es ${path}.`,
+  },
+  graphiqlFileNotFound: {
+    code: 'NOT_FOUND',
+    status: 404,
+    words: ({ path }: { path: string }) => `Ese archivo de GraphiQL no existe; el endpoint GraphQL es ${path}.`,
+  },
+  internal: { code: 'INTERNAL_SERVER_ERROR', status: 500, words: 'Error interno del gateway.' },
+  headersTooLarge: {
+    code: 'BAD_REQUEST',
+    status: 431,
+    words: 'Las cabeceras de la petición superan el máximo que el servidor acepta (16 KB): revise el token de Authorization y las cookies.',
+  },
+  acceptNothing: {
+    code: 'BAD_REQUEST',
+    status: 406,
+    words:
+      'La cabecera Accept no admite ninguna respuesta que el gateway envíe: acepte application/json ' +
+      '(o multipart/mixed o text/event-stream para @defer y @stream), en UTF-8.',
+  },
+  unsupportedContentType: {
+    code: 'BAD_REQUEST',
+    status: 415,
+    words: 'Tipo de contenido no admitido: envíe Content-Type: application/json (o una consulta GET con ?query=).',
+  },
+  paramNotJson: { code: 'BAD_REQUEST', status: 400, words: ({ name }: { name: string }) => `El parámetro "${name}" no es JSON válido.` },
+  bodyNotJson: { code: 'BAD_REQUEST', status: 400, words: 'El cuerpo de la petición no es JSON válido.' },
+  bodyEmpty: { code: 'BAD_REQUEST', status: 400, words: ({ send }: { send: string }) => `El cuerpo de la petición está vacío: ${send}` },
+  formWithoutQuery: {
+    code: 'BAD_REQUEST',
+    status: 400,
+    words: ({ send }: { send: string }) => `El formulario (application/x-www-form-urlencoded, lo que envía curl -d) no trae query: ${send}`,
+  },
+  batch: { code: 'BAD_REQUEST', status: 400, words: 'Una petición lleva una sola operación: no se aceptan lotes (arrays).' },
+  noDocument: { code: 'BAD_REQUEST', status: 400, words: 'Falta el documento GraphQL: envíe query (o documentId).' },
+  bodyTooLarge: {
+    code: 'REQUEST_ENTITY_TOO_LARGE',
+    status: 413,
+    words: ({ limit }: { limit: number }) => `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`,
+  },
+  bodyTooSlow: {
+    code: 'REQUEST_TIMEOUT',
+    status: 408,
+    words: ({ ms }: { ms: number }) => `El cuerpo de la petición no llegó completo en ${ms} ms.`,
+  },
+  newDocumentsWaiting: {
+    code: 'OVERLOADED',
+    status: 503,
+    words: ({ waiting }: { waiting: number }) =>
+      `El gateway tiene ${waiting} documentos nuevos esperando su análisis; reintente en un segundo o use uno ya enviado.`,
+  },
+  callerHasItsShare: {
+    code: 'OVERLOADED',
+    status: 503,
+    words: ({ max }: { max: number }) =>
+      `El gateway está al máximo de operaciones simultáneas (${max}) y quien llama ya tiene su parte; reintente en un segundo.`,
+  },
+  csrf: {
+    code: 'CSRF_HEADER_REQUIRED',
+    status: 403,
+    words: ({ header }: { header: string }) => `Petición sin preflight CORS: envíe Content-Type: application/json o la cabecera ${header}.`,
+  },
+
+  // Signing in (AUTH_JWKS_URL).
+  signInMissing: {
+    code: 'UNAUTHENTICATED',
+    status: 401,
+    words: 'Falta el token de inicio de sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad.',
+  },
+  signInNotAJwt: {
+    code: 'UNAUTHENTICATED',
+    status: 401,
+    words:
+      'El token enviado no es un JWT. Este gateway pide iniciar sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad, ' +
+      'no el token del plan del servicio (el gateway usa el suyo).',
+  },
+  signInInvalid: {
+    code: 'UNAUTHENTICATED',
+    status: 401,
+    words: 'El token de inicio de sesión no es válido (firma, algoritmo, emisor, audiencia, vigencia o formato).',
+  },
+  signInExpired: { code: 'UNAUTHENTICATED', status: 401, words: 'El token de inicio de sesión venció: inicie sesión de nuevo.' },
+  signInNoSubject: {
+    code: 'UNAUTHENTICATED',
+    status: 401,
+    words: 'El token de inicio de sesión no dice quién es el usuario (falta la claim de AUTH_SUBJECT_CLAIM).',
+  },
+  signInUnavailable: {
+    code: 'AUTH_UNAVAILABLE',
+    status: 503,
+    words: 'El proveedor de identidad no responde y ninguna clave guardada verifica el token; reintente en unos segundos.',
+  },
+
+  // The document and its limits, before any resolver.
+  syntax: {
+    code: 'GRAPHQL_PARSE_FAILED',
+    words: ({ place, found }: { place: string; found: string }) =>
+      `Error de sintaxis${place}: ${found}. Los errores no repiten el documento.`,
+  },
+  tokens: {
+    code: 'TOKEN_LIMIT_EXCEEDED',
+    words: ({ max }: { max: number }) => `El documento GraphQL tiene más de ${max} tokens (MAX_TOKENS).`,
+  },
+  depth: {
+    code: 'DEPTH_LIMIT_EXCEEDED',
+    words: ({ found, max }: { found: string; max: number }) => `La operación tiene profundidad ${found}; el máximo es ${max} (MAX_DEPTH).`,
+  },
+  introspectionDepth: {
+    code: 'DEPTH_LIMIT_EXCEEDED',
+    words: ({ found, max }: { found: string; max: number }) =>
+      `La operación tiene profundidad ${found} contando la introspección; el máximo es ${max}.`,
+  },
+  nesting: {
+    code: 'DEPTH_LIMIT_EXCEEDED',
+    words: ({ found, max }: { found: number; max: number }) => `El documento anida ${found} niveles de llaves; el máximo es ${max}.`,
+  },
+  aliases: {
+    code: 'ALIAS_LIMIT_EXCEEDED',
+    words: ({ found, max }: { found: string; max: number }) =>
+      `La operación usa ${found} alias; el máximo es ${max} (MAX_ALIASES). ` +
+      'Para consultar muchos RUC use contribuyentes(rucs: [...]), un solo campo.',
+  },
+  directives: {
+    code: 'DIRECTIVE_LIMIT_EXCEEDED',
+    words: ({ found, max }: { found: string; max: number }) =>
+      `La operación usa ${found} directivas; el máximo es ${max} (MAX_DIRECTIVES).`,
+  },
+  operationKind: {
+    code: 'OPERATION_NOT_SUPPORTED',
+    words: ({ kind }: { kind: string }) => `Las operaciones ${kind} no están disponibles: el gateway atiende query y mutation.`,
+  },
+  operationCost: {
+    code: 'COST_LIMIT_EXCEEDED',
+    words: ({ estimated, max }: { estimated: number; max: number }) =>
+      `La operación podría consumir hasta ${estimated} consultas del plan; el máximo por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
+  },
+  callCost: {
+    code: 'COST_LIMIT_EXCEEDED',
+    words: ({ cost, spent, limit }: { cost: number; spent: number; limit: number }) =>
+      `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`,
+  },
+  budgetExceeded: {
+    code: 'BUDGET_EXCEEDED',
+    words: ({ cost, spent, limit, resetAt }: { cost: number; spent: number; limit: number; resetAt: string }) =>
+      `Su presupuesto no alcanza: esta llamada cuesta ${cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`,
+  },
+  budgetUnavailable: {
+    code: 'BUDGET_UNAVAILABLE',
+    words:
+      'El contador de presupuestos compartido no responde y el gateway no llama al servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.',
+  },
+  notTrusted: {
+    code: 'DOCUMENT_NOT_TRUSTED',
+    status: 400,
+    words: 'El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).',
+  },
+  trustedByIdOnly: {
+    code: 'DOCUMENT_NOT_TRUSTED',
+    status: 400,
+    words: 'Este gateway solo ejecuta documentos de confianza: envíe su documentId.',
+  },
+  trustedNotDocument: {
+    code: 'DOCUMENT_NOT_TRUSTED',
+    status: 400,
+    words: 'Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.',
+  },
+  secretInDocument: {
+    code: 'SECRET_IN_DOCUMENT',
+    words:
+      'Las credenciales SOL no pueden escribirse en el documento: envíelas en una variable (p. ej. $credencialesSol). ' +
+      'El documento no se guarda y su contenido no se muestra.',
+  },
+  secretVariable: {
+    code: 'BAD_USER_INPUT',
+    words: ({ name, at, rule }: { name: string; at: string; rule: string }) =>
+      `La variable "$${name}" no es válida${at}: ${rule}. Su valor no se muestra: es secreto.`,
+  },
+  streamNeedsAccept: {
+    code: 'BAD_REQUEST',
+    status: 406,
+    words: 'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).',
+  },
+  streamNegative: { code: 'INVALID_INPUT', words: 'El initialCount de @stream no puede ser negativo.' },
+  subscriptionsOverSse: {
+    code: 'OPERATION_NOT_SUPPORTED',
+    status: 406,
+    words: 'Las suscripciones llegan por SSE: envíe la operación con Accept: text/event-stream.',
+  },
+
+  // Arguments.
+  invalidInput: { code: 'INVALID_INPUT', words: ({ why }: { why: string }) => why },
+  listTooLong: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `Enviar máximo ${max} RUC por consulta (MAX_RUCS_PER_LIST).`,
+  },
+  paidRucs: {
+    code: 'INVALID_INPUT',
+    words: ({ max, paid }: { max: number; paid: number }) =>
+      `Enviar máximo ${max} RUC por consulta. El padrón del gateway no guarda ${paid} de ellos; los que guarda no cuentan.`,
+  },
+  references: { code: 'INVALID_INPUT', words: ({ max }: { max: number }) => `Enviar máximo ${max} referencias por consulta.` },
+  badReference: {
+    code: 'INVALID_INPUT',
+    words: 'Cada referencia debe ser un objeto con __typename Contribuyente, LicenciaConducir o Persona.',
+  },
+  pageSize: { code: 'INVALID_INPUT', words: ({ max }: { max: number }) => `first: de 1 a ${max}` },
+  filterValues: {
+    code: 'INVALID_INPUT',
+    words: ({ values, length }: { values: number; length: number }) =>
+      `filtro: a lo más ${values} valores por lista, de hasta ${length} caracteres`,
+  },
+  filterUbigeo: { code: 'INVALID_INPUT', words: 'filtro.ubigeo: 2, 4 o 6 dígitos (departamento, provincia o distrito)' },
+  notADate: { code: 'INVALID_INPUT', words: ({ name }: { name: string }) => `${name}: una fecha AAAA-MM-DD` },
+  changeRucs: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `rucs: a lo más ${max}; para más, lea todos los cambios sin rucs`,
+  },
+  notARuc: { code: 'INVALID_INPUT', words: ({ ruc }: { ruc: string }) => `rucs: ${JSON.stringify(ruc.slice(0, 20))} no es un RUC válido` },
+
+  // The register (PADRON) and its search: the search's words reach the caller from the search threads.
+  textTooLong: { code: 'INVALID_INPUT', words: ({ max }: { max: number }) => `texto: a lo más ${max} caracteres` },
+  textTooShort: { code: 'INVALID_INPUT', words: ({ min }: { min: number }) => `texto: al menos ${min} letras o dígitos` },
+  textNotARuc: { code: 'INVALID_INPUT', words: 'texto: 11 dígitos que no son un RUC válido (prefijo o dígito verificador)' },
+  textTooBroad: {
+    code: 'INVALID_INPUT',
+    words: 'texto: demasiado amplio para responder una página completa; escriba más letras de cada palabra',
+  },
+  cursorNotOurs: { code: 'INVALID_INPUT', words: 'el cursor `after` no es uno que dio esta búsqueda' },
+  cursorOfAnother: {
+    code: 'INVALID_INPUT',
+    words: 'el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`',
+  },
+  changesCursorNotOurs: { code: 'INVALID_INPUT', words: 'el cursor `after` no es uno que dio cambiosPadron' },
+  registerNotReady: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: true,
+    words: ({ state }: { state: string }) =>
+      `El padrón del gateway no está disponible (${state}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`,
+  },
+  padronOffSearch: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: false,
+    words: 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.',
+  },
+  padronOffChanges: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: false,
+    words: 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.',
+  },
+  changesElsewhere: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: true,
+    words: 'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).',
+  },
+
+  // Subscriptions: webhooks and live feeds.
+  noSubscriptions: { code: 'REGISTER_UNAVAILABLE', retryable: false, words: 'Este gateway no guarda suscripciones.' },
+  noSubscriptionStore: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: false,
+    words: 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.',
+  },
+  subscriptionsNotOpen: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: true,
+    words: 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).',
+  },
+  subscriptionStoreDown: {
+    code: 'REGISTER_UNAVAILABLE',
+    retryable: true,
+    words: 'Las suscripciones no están disponibles ahora (su almacén no responde): reintente.',
+  },
+  subscriptionsNeedToken: {
+    code: 'UNAUTHENTICATED',
+    words: 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).',
+  },
+  subscriptionNotFound: { code: 'NOT_FOUND', words: 'No existe una suscripción con ese id.' },
+  subscriptionsPerCaller: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`,
+  },
+  subscriptionRucs: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`,
+  },
+  subscriptionEmpty: { code: 'INVALID_INPUT', words: 'rucs: una suscripción vigila al menos un RUC' },
+  subscriptionUrl: { code: 'INVALID_INPUT', words: ({ why }: { why: string }) => `url: ${why}` },
+  liveRucs: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `rucs: a lo más ${max} en vivo; para más, una suscripción (crearSuscripcion)`,
+  },
+  liveFeedsPerCaller: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `Ya tiene ${max} suscripciones en vivo abiertas (WEBHOOK_MAX_PER_CALLER).`,
+  },
+  liveFeedsFull: {
+    code: 'OVERLOADED',
+    words: 'Este gateway ya sirve todas las suscripciones en vivo que puede: reintente más tarde.',
+  },
+} as const satisfies Record<string, Refusal>;
+
+export type RefusalKey = keyof typeof REFUSALS;
+
+/** The arguments a refusal's words take: none for fixed words. */
+export type RefusalArgs<K extends RefusalKey> = (typeof REFUSALS)[K]['words'] extends (args: infer A) => string ? [args: A] : [];
+
+/** A refusal in words: its code, message, whether trying again may help, and its HTTP status (200 in a GraphQL answer). */
+export interface Worded {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean | undefined;
+  status: number | undefined;
+}
+
+/** The refusal `key` in its words. */
+export function worded<K extends RefusalKey>(key: K, ...args: RefusalArgs<K>): Worded {
+  const refusal: Refusal = REFUSALS[key];
+  const words = refusal.words;
+  return {
+    code: refusal.code,
+    message: typeof words === 'string' ? words : (words as (args: unknown) => string)(args[0]),
+    retryable: refusal.retryable,
+    status: refusal.status,
+  };
+}
+
 /** Codes whose cause may pass by itself; anything else is final for the same request. */
 export const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
   'UPSTREAM_UNAVAILABLE',
@@ -85,50 +430,29 @@ export function gatewayError(code: ErrorCode, message: string, options: GatewayE
   });
 }
 
-/**
- * Why the register, its changes or the subscriptions cannot answer here (REGISTER_UNAVAILABLE): each
- * reason's words and whether trying again may help, written here alone. Never a call to the service.
- */
-const REGISTER_UNAVAILABLE = {
-  padronOffSearch: [false, 'El gateway no guarda el padrón (PADRON apagado): la búsqueda no consulta al servicio.'],
-  padronOffChanges: [false, 'El gateway no guarda el padrón (PADRON apagado): no ve sus cambios.'],
-  changesElsewhere: [
-    true,
-    'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).',
-  ],
-  noSubscriptions: [false, 'Este gateway no guarda suscripciones.'],
-  noSubscriptionStore: [false, 'Sin PADRON ni REDIS_URL este gateway no ve cambios del padrón: no guarda suscripciones.'],
-  subscriptionsNotOpen: [true, 'Las suscripciones aún no están disponibles en este gateway (su PADRON_DIR no está abierto).'],
-  subscriptionStoreDown: [true, 'Las suscripciones no están disponibles ahora (su almacén no responde): reintente.'],
-} as const satisfies Record<string, readonly [boolean, string]>;
+/** The refusal `key` (REFUSALS words it) as a GraphQL error. */
+export function refusal<K extends RefusalKey>(key: K, ...args: RefusalArgs<K>): GraphQLError {
+  return refusalError(worded(key, ...args));
+}
 
-/** The register's own refusal (./padron/search.ts): it has none that answers yet, and says its state. */
-const registerNotReady = (state: string) =>
-  `El padrón del gateway no está disponible (${state}): la búsqueda no consulta al servicio. Reintente cuando /health diga ready.`;
-
-/** REGISTER_UNAVAILABLE for `reason`, in its words. */
-export function registerUnavailable(reason: keyof typeof REGISTER_UNAVAILABLE): GraphQLError {
-  const [retryable, message] = REGISTER_UNAVAILABLE[reason];
-  return gatewayError('REGISTER_UNAVAILABLE', message, { retryable });
+/** A worded refusal as a GraphQL error, with extensions of its own (`http` replaces the refusal's status). */
+export function refusalError(refused: Worded, extensions: Record<string, unknown> = {}): GraphQLError {
+  const http = refused.status === undefined ? {} : { http: { status: refused.status } };
+  return gatewayError(refused.code, refused.message, { retryable: refused.retryable, extensions: { ...http, ...extensions } });
 }
 
 /** What the caller is told of a fault of the gateway itself: nothing more. */
-export const INTERNAL_MESSAGE = 'Error interno del gateway.';
-/** What a request off the GraphQL path is told. */
-export const NOT_FOUND_MESSAGE = `La ruta no existe; el endpoint GraphQL es ${GRAPHQL_PATH}.`;
+export const INTERNAL_MESSAGE = worded('internal').message;
 
 /** The JSON body of a request refused before any GraphQL work (413, 408, 503, ...): the one writer of such bodies. */
-export function errorBody(code: ErrorCode, message: string): string {
-  return JSON.stringify({ errors: [{ message, extensions: { code, retryable: RETRYABLE_BY_DEFAULT.has(code) } }] });
+export function errorBody(refused: Worded): string {
+  const retryable = refused.retryable ?? RETRYABLE_BY_DEFAULT.has(refused.code);
+  return JSON.stringify({ errors: [{ message: refused.message, extensions: { code: refused.code, retryable } }] });
 }
 
 /** The headers and body of such a refusal, for node's `writeHead` or a Fetch `Response`. */
-export function errorAnswer(
-  code: ErrorCode,
-  message: string,
-  headers: Record<string, string> = {},
-): { headers: Record<string, string>; body: string } {
-  const body = errorBody(code, message);
+export function errorAnswer(refused: Worded, headers: Record<string, string> = {}): { headers: Record<string, string>; body: string } {
+  const body = errorBody(refused);
   return {
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), ...headers },
     body,
@@ -215,29 +539,34 @@ export function upstreamToGraphQLError(error: UpstreamError, located?: GraphQLEr
   return placed(error, located, message, extensions);
 }
 
-const BUDGET_UNAVAILABLE_MESSAGE =
-  'El contador de presupuestos compartido no responde y el gateway no llama al servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.';
-
 /**
  * A paid call the gateway itself did not send, located where the failing field was: the
  * signed-in caller's budget could not pay for it or count it, or the operation's
  * MAX_OPERATION_COST could not cover it (a list longer than estimated). Undefined for anything else.
  */
 function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError | undefined {
-  if (cause instanceof BudgetUnavailableError)
-    return placed(cause, located, BUDGET_UNAVAILABLE_MESSAGE, { code: 'BUDGET_UNAVAILABLE', retryable: true });
+  if (cause instanceof BudgetUnavailableError) return refusedAt(cause, located, worded('budgetUnavailable'));
   if (cause instanceof BudgetExceededError) {
     const { spent, limit, resetAt } = cause.standing;
-    const message = `Su presupuesto no alcanza: esta llamada cuesta ${cause.cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`;
-    return placed(cause, located, message, { code: 'BUDGET_EXCEEDED', retryable: false, budget: cause.standing });
+    return refusedAt(cause, located, worded('budgetExceeded', { cost: cause.cost, spent, limit, resetAt }), { budget: cause.standing });
   }
-  if (cause instanceof PadronRefused) return placed(cause, located, cause.message, { code: 'INVALID_INPUT', retryable: false });
-  if (cause instanceof RegisterUnavailableError)
-    return placed(cause, located, registerNotReady(cause.state), { code: 'REGISTER_UNAVAILABLE', retryable: true });
+  if (cause instanceof PadronRefused) return refusedAt(cause, located, padronWords(cause));
+  if (cause instanceof RegisterUnavailableError) return refusedAt(cause, located, worded('registerNotReady', { state: cause.state }));
   if (!(cause instanceof OperationCostError)) return undefined;
   const { cost, spent, limit } = cause;
-  const message = `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`;
-  return placed(cause, located, message, { code: 'COST_LIMIT_EXCEEDED', retryable: false, cost: spent + cost, limit });
+  return refusedAt(cause, located, worded('callCost', { cost, spent, limit }), { cost: spent + cost, limit });
+}
+
+/** The register's refusal in its words: every name it refuses under is one of REFUSALS' (checked here by the compiler). */
+function padronWords(refused: PadronRefused): Worded {
+  const key: RefusalKey = refused.refusal;
+  return (worded as (key: RefusalKey, args: unknown) => Worded)(key, refused.args);
+}
+
+/** A refusal of the gateway's own, for `error`, where `located` was. */
+function refusedAt(error: Error, located: GraphQLError | undefined, refused: Worded, more: Record<string, unknown> = {}): GraphQLError {
+  const { message, code } = refused;
+  return placed(error, located, message, { code, retryable: refused.retryable ?? RETRYABLE_BY_DEFAULT.has(code), ...more });
 }
 
 /** `error` as a GraphQL error where `located` was; a chunk's error keeps its own message (which receipts) and its `receipts`. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { refuse, refuseUpload } from './refuse.js';
+import { worded } from '../errors.js';
 import type { HttpServerOptions } from './server.js';
 
 /** The document a request carries in the clear: a JSON body's `query`, or a GET's. */
@@ -17,14 +18,14 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Htt
   const limit = options.maxBodyBytes;
   const tooLarge = () => {
     options.onRefused?.('REQUEST_ENTITY_TOO_LARGE');
-    refuseUpload(req, res, 413, 'REQUEST_ENTITY_TOO_LARGE', `El cuerpo de la petición supera ${limit} bytes (MAX_BODY_BYTES).`);
+    refuseUpload(req, res, worded('bodyTooLarge', { limit }));
   };
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return tooLarge();
   const timer = setTimeout(() => {
     req.off('data', onData);
     options.onRefused?.('REQUEST_TIMEOUT');
-    refuseUpload(req, res, 408, 'REQUEST_TIMEOUT', `El cuerpo de la petición no llegó completo en ${options.requestTimeoutMs} ms.`);
+    refuseUpload(req, res, worded('bodyTooSlow', { ms: options.requestTimeoutMs }));
   }, options.requestTimeoutMs);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -41,21 +42,16 @@ export function readBody(req: IncomingMessage, res: ServerResponse, options: Htt
     clearTimeout(timer);
     if (res.headersSent) return;
     const body = bodyFor(req, Buffer.concat(chunks, size));
-    if (body === NOT_JSON) return refuse(res, 400, 'BAD_REQUEST', 'El cuerpo de la petición no es JSON válido.');
+    if (body === NOT_JSON) return refuse(res, worded('bodyNotJson'));
     // Yoga would answer these in English ("POST body sent invalid JSON.", "Must provide query string.").
-    if (body === undefined) return refuse(res, 400, 'BAD_REQUEST', `El cuerpo de la petición está vacío: ${SEND_JSON}`);
+    if (body === undefined) return refuse(res, worded('bodyEmpty', { send: SEND_JSON }));
     if (isForm(req) && !new URLSearchParams((body as Buffer).toString('utf8')).has('query')) {
-      return refuse(
-        res,
-        400,
-        'BAD_REQUEST',
-        `El formulario (application/x-www-form-urlencoded, lo que envía curl -d) no trae query: ${SEND_JSON}`,
-      );
+      return refuse(res, worded('formWithoutQuery', { send: SEND_JSON }));
     }
     // Refused here, typed and in Spanish: Yoga would take `{}` for no body at all (and read the
     // spent stream again), answer a missing query with a 200, and a batch in English.
-    if (Array.isArray(body)) return refuse(res, 400, 'BAD_REQUEST', 'Una petición lleva una sola operación: no se aceptan lotes (arrays).');
-    if (lacksDocument(body)) return refuse(res, 400, 'BAD_REQUEST', 'Falta el documento GraphQL: envíe query (o documentId).');
+    if (Array.isArray(body)) return refuse(res, worded('batch'));
+    if (lacksDocument(body)) return refuse(res, worded('noDocument'));
     done(body);
   });
 }

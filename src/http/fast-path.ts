@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CORSOptions } from '@whatwg-node/server';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { Context, ServerContext } from '../schema/context.js';
-import { INTERNAL_MESSAGE } from '../errors.js';
+import { worded } from '../errors.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
 import {
@@ -138,7 +138,7 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
       // Only a fault in this file lands here; answer as Yoga does for an error it did not expect.
       options.logError(error);
       if (res.headersSent) return void res.destroy();
-      refuse(res, 500, 'INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE);
+      refuse(res, worded('internal'));
     });
   };
 }

@@ -5,7 +5,7 @@ import { Kind, print, visit } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { AutocompletarDocument, EjemploDocument } from '../../operations/generated/graphql.js';
 import { GRAPHQL_PATH } from '../config.js';
-import { errorAnswer } from '../errors.js';
+import { errorAnswer, worded } from '../errors.js';
 import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
 import { SANDBOX_TOKEN } from '../sandbox/data.js';
 
@@ -151,7 +151,7 @@ export function useGraphiQLAssets(): Plugin {
       const name = url.pathname.slice(ASSETS_PATH.length);
       const type = FILES.get(name);
       if (!type || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        const refusal = errorAnswer('NOT_FOUND', `Ese archivo de GraphiQL no existe; el endpoint GraphQL es ${GRAPHQL_PATH}.`);
+        const refusal = errorAnswer(worded('graphiqlFileNotFound', { path: GRAPHQL_PATH }));
         endResponse(new fetchAPI.Response(refusal.body, { status: 404, headers: refusal.headers }));
         return;
       }

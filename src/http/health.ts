@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { LookupStore } from '../data/cache.js';
-import { INTERNAL_MESSAGE, NOT_FOUND_MESSAGE } from '../errors.js';
+import { worded } from '../errors.js';
+import { GRAPHQL_PATH } from '../config.js';
 import { refuse } from './refuse.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
@@ -92,13 +93,13 @@ const json = (status: number, body: unknown): Answer => ({ status, contentType: 
 export function serveOps(req: IncomingMessage, res: ServerResponse, ops: OpsAnswers): void {
   const path = (req.url ?? '/').split('?')[0] as OpsRoute;
   if ((req.method !== 'GET' && req.method !== 'HEAD') || !OPS_ROUTES.includes(path))
-    return refuse(res, 404, 'NOT_FOUND', NOT_FOUND_MESSAGE);
+    return refuse(res, worded('routeNotFound', { path: GRAPHQL_PATH }));
   answer(path, ops).then(
     ({ status, contentType, body }) => {
       res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
       res.end(req.method === 'HEAD' ? undefined : body);
     },
-    () => refuse(res, 500, 'INTERNAL_SERVER_ERROR', INTERNAL_MESSAGE),
+    () => refuse(res, worded('internal')),
   );
 }
 

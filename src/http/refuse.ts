@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorAnswer, type ErrorCode } from '../errors.js';
+import { errorAnswer, type Worded } from '../errors.js';
 
 /** Bytes and time a refused upload is still read for, so that its client sees the answer instead of a reset. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 5000;
 /** A request refused before any GraphQL work, with the typed body every refusal has (errors.ts writes it). */
-export function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-  const answer = errorAnswer(code, message, headers);
-  res.writeHead(status, answer.headers);
+export function refuse(res: ServerResponse, refused: Worded, headers: Record<string, string> = {}) {
+  const answer = errorAnswer(refused, headers);
+  res.writeHead(refused.status ?? 400, answer.headers);
   res.end(answer.body);
 }
 
@@ -16,10 +16,10 @@ export function refuse(res: ServerResponse, status: number, code: ErrorCode, mes
  * the rest of the body is read and thrown away (up to DRAIN_BYTES and DRAIN_MS): closing it
  * under a client still writing would show that client a reset (EPIPE) instead of the answer.
  */
-export function refuseUpload(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string) {
+export function refuseUpload(req: IncomingMessage, res: ServerResponse, refused: Worded) {
   if (res.headersSent) return;
-  const answer = errorAnswer(code, message, { connection: 'close' });
-  res.writeHead(status, answer.headers);
+  const answer = errorAnswer(refused, { connection: 'close' });
+  res.writeHead(refused.status ?? 400, answer.headers);
   res.write(answer.body);
   let drained = 0;
   const finish = () => {

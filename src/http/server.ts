@@ -5,7 +5,7 @@ import type { FastPath } from './fast-path.js';
 import { ASSETS_PATH } from './graphiql.js';
 
 import { GRAPHQL_PATH, type Config } from '../config.js';
-import { errorAnswer, NOT_FOUND_MESSAGE, type ErrorCode } from '../errors.js';
+import { errorAnswer, worded, type ErrorCode, type Worded } from '../errors.js';
 import { badJsonParam, documentOf, isForm, readBody } from './body.js';
 import { refuse, refuseUpload } from './refuse.js';
 import { EXPOSED_HEADERS } from './cors.js';
@@ -97,9 +97,7 @@ function refuseUnread(error: NodeJS.ErrnoException, socket: Duplex, app: HttpApp
   if (socket.writable) {
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n`;
     if (status === 431) {
-      const message =
-        'Las cabeceras de la petición superan el máximo que el servidor acepta (16 KB): revise el token de Authorization y las cookies.';
-      const answer = errorAnswer('BAD_REQUEST', message, {
+      const answer = errorAnswer(worded('headersTooLarge'), {
         ...(app.corsOrigins === '*'
           ? { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') }
           : {}),
@@ -138,32 +136,29 @@ function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options:
     return void res.end();
   }
   // Yoga would also serve `/graphql/`, `//graphql`, ...: every GraphQL request takes this door, with its limits.
-  if (path !== GRAPHQL_PATH) return refuseRequest(req, res, 404, 'NOT_FOUND', NOT_FOUND_MESSAGE);
+  if (path !== GRAPHQL_PATH) return refuseRequest(req, res, worded('routeNotFound', { path: GRAPHQL_PATH }));
   if (cannotAnswer(req, app.graphiql)) {
     // Refused before any work: Yoga would run the operation (and pay for its calls), then find no
     // way to write the answer and send an empty 406. This one says why, as JSON.
-    const message =
-      'La cabecera Accept no admite ninguna respuesta que el gateway envíe: acepte application/json ' +
-      '(o multipart/mixed o text/event-stream para @defer y @stream), en UTF-8.';
-    return refuseRequest(req, res, 406, 'BAD_REQUEST', message);
+    return refuseRequest(req, res, worded('acceptNothing'));
   }
   if (!METHODS_WITH_BODY.has(req.method ?? '')) {
     const bad = at < 0 ? undefined : badJsonParam(url.slice(at + 1));
-    if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
+    if (bad) return refuse(res, worded('paramNotJson', { name: bad }));
     // Yoga does not read a body it does not expect; should one come, close after answering.
     closeIfUnread(req, res);
     return admission.admit(req, res, undefined);
   }
   readBody(req, res, options, (body) => {
     const bad = Buffer.isBuffer(body) && isForm(req) ? badJsonParam(body.toString('utf8')) : undefined;
-    if (bad) return refuse(res, 400, 'BAD_REQUEST', `El parámetro "${bad}" no es JSON válido.`);
+    if (bad) return refuse(res, worded('paramNotJson', { name: bad }));
     admission.admit(req, res, body);
   });
 }
 
 /** A refusal; a body sent with the request is not read beyond the bounds of a refused upload. */
-function refuseRequest(req: IncomingMessage, res: ServerResponse, status: number, code: ErrorCode, message: string): void {
-  return METHODS_WITH_BODY.has(req.method ?? '') ? refuseUpload(req, res, status, code, message) : refuse(res, status, code, message);
+function refuseRequest(req: IncomingMessage, res: ServerResponse, refused: Worded): void {
+  return METHODS_WITH_BODY.has(req.method ?? '') ? refuseUpload(req, res, refused) : refuse(res, refused);
 }
 
 /**
@@ -192,15 +187,13 @@ class Admission {
     const isNew = document !== undefined && !app.knowsDocument(document);
     if (isNew && this.#newDocuments.waiting >= NEW_DOCUMENTS_WAITING) {
       options.onRefused?.('OVERLOADED');
-      const message = `El gateway tiene ${NEW_DOCUMENTS_WAITING} documentos nuevos esperando su análisis; reintente en un segundo o use uno ya enviado.`;
-      return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
+      return refuse(res, worded('newDocumentsWaiting', { waiting: NEW_DOCUMENTS_WAITING }), { 'retry-after': '1' });
     }
     const caller = callerOf(req);
     const held = this.#held.get(caller) ?? 0;
     if (!this.#mayEnter(held)) {
       options.onRefused?.('OVERLOADED');
-      const message = `El gateway está al máximo de operaciones simultáneas (${options.maxConcurrent}) y quien llama ya tiene su parte; reintente en un segundo.`;
-      return refuse(res, 503, 'OVERLOADED', message, { 'retry-after': '1' });
+      return refuse(res, worded('callerHasItsShare', { max: options.maxConcurrent }), { 'retry-after': '1' });
     }
     this.#active++;
     this.#held.set(caller, held + 1);

@@ -59,7 +59,7 @@ const CURSOR = /^d\d{4}-\d{2}-\d{2}\d{13}$/;
 const cursorOfKey = (key: string) => Buffer.from(key).toString('base64url');
 function keyOfCursor(cursor: string): string {
   const key = cursor.length <= 64 ? Buffer.from(cursor, 'base64url').toString('latin1') : '';
-  if (!CURSOR.test(key)) throw new PadronRefused('el cursor `after` no es uno que dio cambiosPadron');
+  if (!CURSOR.test(key)) throw new PadronRefused('changesCursorNotOurs');
   return key;
 }
 

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { parseText, PadronRefused, type SearchFilter, type SearchPage } from './search.js';
+import { parseText, PadronRefused, type PadronRefusal, type SearchFilter, type SearchPage } from './search.js';
 
 /** A search asked of a thread: the index by its directory and version's name, and the search. */
 export interface SearchAsked {
@@ -12,7 +12,8 @@ export interface SearchAsked {
   after: string | undefined;
 }
 
-export type SearchAnswered = { id: number; page: SearchPage } | { id: number; refused: string } | { id: number; error: string };
+export type SearchAnswered =
+  { id: number; page: SearchPage } | { id: number; refused: PadronRefusal; args: Record<string, number> } | { id: number; error: string };
 
 interface Thread {
   worker: Worker;
@@ -86,7 +87,10 @@ export class SearchThreads {
       const waiting = pending.get(answered.id);
       pending.delete(answered.id);
       if ('page' in answered) waiting?.resolve(answered.page);
-      else waiting?.reject('refused' in answered ? new PadronRefused(answered.refused) : new Error(`search: ${answered.error}`));
+      else
+        waiting?.reject(
+          'refused' in answered ? new PadronRefused(answered.refused, answered.args) : new Error(`search: ${answered.error}`),
+        );
     });
     // A thread that fails fails its searches, and is replaced at the next.
     const gone = (error: Error) => {

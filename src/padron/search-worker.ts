@@ -36,7 +36,9 @@ async function answer(asked: SearchAsked): Promise<SearchAnswered> {
     return { id: asked.id, page };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return error instanceof PadronRefused ? { id: asked.id, refused: message } : { id: asked.id, error: message };
+    return error instanceof PadronRefused
+      ? { id: asked.id, refused: error.refusal, args: { ...error.args } }
+      : { id: asked.id, error: message };
   }
 }
 

@@ -35,10 +35,23 @@ export interface SearchFilter {
   tipo?: 'PERSONA_NATURAL' | 'EMPRESA' | null;
 }
 
-/** Why a request of the register (a search, a page of its changes) is refused, in words the caller can act on: INVALID_INPUT. */
-export class PadronRefused extends Error {}
+/** What the register refuses, by the name src/errors.ts words it under: INVALID_INPUT. */
+export type PadronRefusal =
+  'textTooLong' | 'textTooShort' | 'textNotARuc' | 'textTooBroad' | 'cursorNotOurs' | 'cursorOfAnother' | 'changesCursorNotOurs';
 
-/** No register answers searches yet: no import yet, past its age, or its name index still importing (`state`); src/errors.ts words it. */
+/** A request of the register (a search, a page of its changes) refused: the refusal's name and what its words need. */
+export class PadronRefused extends Error {
+  constructor(
+    readonly refusal: PadronRefusal,
+    readonly args: Readonly<Record<string, number>> = {},
+  ) {
+    super(`the register refuses: ${refusal}`);
+  }
+}
+
+const refused = (refusal: PadronRefusal, args?: Record<string, number>) => new PadronRefused(refusal, args);
+
+/** No register answers searches yet: no import yet, past its age, or its name index still importing (`state`): `registerNotReady`. */
 export class RegisterUnavailableError extends Error {
   constructor(readonly state: string) {
     super(`the register is unavailable: ${state}`);
@@ -99,21 +112,20 @@ const cursorOf = (binding: string, at: Position) => Buffer.from(`${binding}.${at
 function positionOf(cursor: string, binding: string): Position {
   const text = Buffer.from(cursor, 'base64url').toString('latin1');
   const m = /^([\w-]{16})\.([ABR])\.(\d{1,16})$/.exec(text);
-  if (!m || cursor.length > 64) throw new PadronRefused('el cursor `after` no es uno que dio esta búsqueda');
-  if (m[1] !== binding)
-    throw new PadronRefused('el cursor `after` es de otra búsqueda o de otra versión del padrón: empiece de nuevo sin `after`');
+  if (!m || cursor.length > 64) throw refused('cursorNotOurs');
+  if (m[1] !== binding) throw refused('cursorOfAnother');
   return { phase: m[2] as Position['phase'], rank: Number(m[3]) };
 }
 
 /** The text's words, or the RUC it names (11 digits, or the RUC 10 of 8 digits); refused when too short or too long. */
 export function parseText(texto: string): { ruc: string } | { words: string[] } {
-  if (texto.length > MAX_TEXT) throw new PadronRefused(`texto: a lo más ${MAX_TEXT} caracteres`);
+  if (texto.length > MAX_TEXT) throw refused('textTooLong', { max: MAX_TEXT });
   const words = foldWords(texto);
   const characters = words.reduce((n, w) => n + w.length, 0);
-  if (characters < MIN_CHARACTERS) throw new PadronRefused(`texto: al menos ${MIN_CHARACTERS} letras o dígitos`);
+  if (characters < MIN_CHARACTERS) throw refused('textTooShort', { min: MIN_CHARACTERS });
   const digits = texto.trim();
   if (/^\d{11}$/.test(digits)) {
-    if (!isValidRuc(digits)) throw new PadronRefused('texto: 11 dígitos que no son un RUC válido (prefijo o dígito verificador)');
+    if (!isValidRuc(digits)) throw refused('textNotARuc');
     return { ruc: digits };
   }
   const dni = /^\d{8}$/.test(digits) ? rucOfDni(digits) : undefined;
@@ -349,4 +361,4 @@ function walk(
 }
 
 /** A text whose page would take more than its bounds: a word of one letter among common ones, or a hostile text. */
-const tooBroad = () => new PadronRefused('texto: demasiado amplio para responder una página completa; escriba más letras de cada palabra');
+const tooBroad = () => refused('textTooBroad');

@@ -1,6 +1,7 @@
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import { errorBody, maskError, NOT_FOUND_MESSAGE, resultWithContract, type ErrorCode } from '../errors.js';
+import { errorBody, maskError, resultWithContract, worded, type Worded } from '../errors.js';
+import { GRAPHQL_PATH } from '../config.js';
 import { treatedByFastPath } from './yoga-mirror.js';
 
 /** The error contract on Yoga's side: every result's errors typed, and Yoga's empty refusals given a typed body. */
@@ -30,12 +31,9 @@ export function useErrorContract(): Plugin {
 }
 
 /** What Yoga answers with an empty body (415 for a content type it cannot read, 404 off /graphql), typed. */
-const EMPTY_REFUSALS: Record<number, { code: ErrorCode; message: string }> = {
-  404: { code: 'NOT_FOUND', message: NOT_FOUND_MESSAGE },
-  415: {
-    code: 'BAD_REQUEST',
-    message: 'Tipo de contenido no admitido: envíe Content-Type: application/json (o una consulta GET con ?query=).',
-  },
+const EMPTY_REFUSALS: Record<number, Worded> = {
+  404: worded('routeNotFound', { path: GRAPHQL_PATH }),
+  415: worded('unsupportedContentType'),
 };
 
 /** Yoga plugin: a refusal Yoga sends with no body gets the typed body every other error has. */
@@ -48,7 +46,7 @@ export function useTypedRefusals(): Plugin {
         const headers = new fetchAPI.Headers(response.headers);
         headers.set('content-type', 'application/json; charset=utf-8');
         headers.delete('content-length');
-        setResponse(new fetchAPI.Response(errorBody(refusal.code, refusal.message), { status: response.status, headers }));
+        setResponse(new fetchAPI.Response(errorBody(refusal), { status: response.status, headers }));
       },
     },
     { doesItself: ['onResponse'], because: 'Yoga sends these with no body for a 415 or a 404, which the fast path never answers' },

@@ -11,7 +11,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { gatewayError } from '../errors.js';
+import { refusal } from '../errors.js';
 import { answerMediaType } from './yoga-mirror.js';
 
 /**
@@ -20,9 +20,6 @@ import { answerMediaType } from './yoga-mirror.js';
  * The fast path hands such documents to Yoga, which streams; this holds should one get through.
  */
 export const ONE_RESULT_ONLY = Symbol('gateway.oneResultOnly');
-
-const NEEDS_STREAM_ACCEPT =
-  'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).';
 
 /**
  * Why an incremental document cannot run as asked, before any resolver (and so any call):
@@ -34,7 +31,7 @@ function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
   const accept = context.request?.headers.get('accept');
   // Yoga's own choice of media type: with none for a stream, it would run the operation, then answer an empty 406.
   if (answerMediaType(accept, true) === undefined || context[ONE_RESULT_ONLY]) {
-    return gatewayError('BAD_REQUEST', NEEDS_STREAM_ACCEPT, { extensions: { http: { status: 406 } } });
+    return refusal('streamNeedsAccept');
   }
   const stream = args.schema.getDirective('stream');
   const operation = getOperationAST(args.document, args.operationName);
@@ -57,7 +54,7 @@ function incrementalRefusal(args: ExecutionArgs): GraphQLError | undefined {
       return undefined;
     },
   });
-  return negative ? gatewayError('INVALID_INPUT', 'El initialCount de @stream no puede ser negativo.') : undefined;
+  return negative ? refusal('streamNegative') : undefined;
 }
 
 /**
@@ -122,10 +119,8 @@ export function useExecutor(): Plugin {
       const context = args.contextValue as { request?: Request; [ONE_RESULT_ONLY]?: boolean };
       if (answerMediaType(context.request?.headers.get('accept'), true) === 'text/event-stream' && !context[ONE_RESULT_ONLY]) return;
       setResultAndStopExecution({
-        errors: [gatewayError('OPERATION_NOT_SUPPORTED', SUBSCRIPTIONS_OVER_SSE, { extensions: { http: { status: 406 } } })],
+        errors: [refusal('subscriptionsOverSse')],
       });
     },
   };
 }
-
-const SUBSCRIPTIONS_OVER_SSE = 'Las suscripciones llegan por SSE: envíe la operación con Accept: text/event-stream.';

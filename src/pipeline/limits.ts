@@ -9,7 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { RuntimeLimits } from '../schema/billed.js';
 import { estimateCost } from './cost.js';
-import { gatewayError, type ErrorCode } from '../errors.js';
+import { refusal, refusalError, worded, type Worded } from '../errors.js';
 import { requestState, spent, type RequestState } from '../schema/request-state.js';
 import { treatedByFastPath } from './yoga-mirror.js';
 
@@ -32,14 +32,14 @@ export const MAX_NESTING = 2 * INTROSPECTION_MAX_DEPTH;
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 
 /** Armor reports through these callbacks; a typed error replaces its generic one. */
-function reject(code: ErrorCode, message: (found: string) => string) {
+function reject(refused: (found: string) => Worded) {
   return {
     propagateOnRejection: false,
     onReject: [
       (ctx: ValidationContext | null, error: { message: string }) => {
         // Armor hands a rejection only its English message (its onAccept alone gets `{ n }`), so the count is read from it.
         const found = /found (\d+)/.exec(error.message)?.[1] ?? '?';
-        const typed = gatewayError(code, message(found));
+        const typed = refusalError(refused(found));
         // Validation rules report into the context; the token limit runs while parsing, with no context.
         if (ctx) ctx.reportError(typed);
         else throw typed;
@@ -57,7 +57,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     useParseGuards(),
     maxTokensPlugin({
       n: limits.maxTokens,
-      ...reject('TOKEN_LIMIT_EXCEEDED', () => `El documento GraphQL tiene más de ${limits.maxTokens} tokens (MAX_TOKENS).`),
+      ...reject(() => worded('tokens', { max: limits.maxTokens })),
     }),
     maxDepthPlugin({
       n: limits.maxDepth,
@@ -66,35 +66,23 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
       ignoreIntrospection: true,
       // Depth is fields within fields: a fragment or an inline fragment (where @defer goes) adds none.
       flattenFragments: true,
-      ...reject('DEPTH_LIMIT_EXCEEDED', (found) => `La operación tiene profundidad ${found}; el máximo es ${limits.maxDepth} (MAX_DEPTH).`),
+      ...reject((found) => worded('depth', { found, max: limits.maxDepth })),
     }),
     maxDepthPlugin({
       n: Math.max(INTROSPECTION_MAX_DEPTH, limits.maxDepth),
       ignoreIntrospection: false,
       flattenFragments: true,
-      ...reject(
-        'DEPTH_LIMIT_EXCEEDED',
-        (found) =>
-          `La operación tiene profundidad ${found} contando la introspección; el máximo es ${Math.max(INTROSPECTION_MAX_DEPTH, limits.maxDepth)}.`,
-      ),
+      ...reject((found) => worded('introspectionDepth', { found, max: Math.max(INTROSPECTION_MAX_DEPTH, limits.maxDepth) })),
     }),
     maxAliasesPlugin({
       n: limits.maxAliases,
       // Armor lets `__typename` be aliased without count: a thousand of them cost milliseconds each.
       allowList: [],
-      ...reject(
-        'ALIAS_LIMIT_EXCEEDED',
-        (found) =>
-          `La operación usa ${found} alias; el máximo es ${limits.maxAliases} (MAX_ALIASES). ` +
-          'Para consultar muchos RUC use contribuyentes(rucs: [...]), un solo campo.',
-      ),
+      ...reject((found) => worded('aliases', { found, max: limits.maxAliases })),
     }),
     maxDirectivesPlugin({
       n: limits.maxDirectives,
-      ...reject(
-        'DIRECTIVE_LIMIT_EXCEEDED',
-        (found) => `La operación usa ${found} directivas; el máximo es ${limits.maxDirectives} (MAX_DIRECTIVES).`,
-      ),
+      ...reject((found) => worded('directives', { found, max: limits.maxDirectives })),
     }),
     // "Did you mean ...?" maps the schema for an attacker; hidden in production only.
     // (typed for a bare envelop context; it reads none of it)
@@ -125,9 +113,7 @@ function useParseGuards(): Plugin {
       else if (token.kind === TokenKind.BRACE_R) depth--;
     }
     if (deepest > MAX_NESTING) {
-      replaceParseResult(
-        gatewayError('DEPTH_LIMIT_EXCEEDED', `El documento anida ${deepest} niveles de llaves; el máximo es ${MAX_NESTING}.`),
-      );
+      replaceParseResult(refusal('nesting', { found: deepest, max: MAX_NESTING }));
     }
   };
   return { onParse: () => guard };
@@ -155,11 +141,8 @@ function withoutQuote(error: GraphQLError): GraphQLError {
               ? `"${char}" inesperado`
               : 'un carácter no válido';
   const place = where ? ` en la línea ${where.line}, columna ${where.column}` : '';
-  return new GraphQLError(`Error de sintaxis${place}: ${found}. Los errores no repiten el documento.`, {
-    source: error.source,
-    positions: error.positions,
-    extensions: { code: 'GRAPHQL_PARSE_FAILED', retryable: false },
-  });
+  const { message, code } = worded('syntax', { place, found });
+  return new GraphQLError(message, { source: error.source, positions: error.positions, extensions: { code, retryable: false } });
 }
 
 /** An operation kind the schema has no root for (a subscription) is a validation error of its own. */
@@ -167,12 +150,7 @@ function useServedOperations(): Plugin {
   const rule: ValidationRule = (context) => ({
     OperationDefinition(node) {
       if (context.getSchema().getRootType(node.operation)) return;
-      context.reportError(
-        gatewayError(
-          'OPERATION_NOT_SUPPORTED',
-          `Las operaciones ${node.operation} no están disponibles: el gateway atiende query y mutation.`,
-        ),
-      );
+      context.reportError(refusal('operationKind', { kind: node.operation }));
     },
   });
   return { onValidate: ({ addValidationRule }) => addValidationRule(rule) };
@@ -188,13 +166,7 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
       if (state) state.estimatedCost = estimated;
       if (estimated > max) {
         setResultAndStopExecution({
-          errors: [
-            gatewayError(
-              'COST_LIMIT_EXCEEDED',
-              `La operación podría consumir hasta ${estimated} consultas del plan; el máximo por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
-              { extensions: { cost: estimated, limit: max } },
-            ),
-          ],
+          errors: [refusalError(worded('operationCost', { estimated, max }), { cost: estimated, limit: max })],
           extensions: { cost: withStanding({ estimated, limit: max, queries: 0, upstreamCalls: 0, cacheHits: 0, staleHits: 0 }, state) },
         });
         return;
@@ -244,11 +216,7 @@ export function useCsrfPrevention(): Plugin {
         try {
           return csrf.onRequestParse?.(payload);
         } catch {
-          throw gatewayError(
-            'CSRF_HEADER_REQUIRED',
-            `Petición sin preflight CORS: envíe Content-Type: application/json o la cabecera ${CSRF_HEADER}.`,
-            { extensions: { http: { status: 403 } } },
-          );
+          throw refusal('csrf', { header: CSRF_HEADER });
         }
       },
     },

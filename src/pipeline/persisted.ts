@@ -2,7 +2,7 @@ import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { ApqStore } from './apq-store.js';
-import { gatewayError } from '../errors.js';
+import { refusal } from '../errors.js';
 
 /** A document named by `documentId` (the trusted-documents convention: in the body, or in a GET's query string) or by its APQ hash. */
 function documentIdOf(params: GraphQLParams, request: Request): string | null {
@@ -17,7 +17,7 @@ function documentIdOf(params: GraphQLParams, request: Request): string | null {
 /** The manifest's own entry: a name such as `__proto__` or `constructor` is no document. */
 const manifestEntry = (manifest: Readonly<Record<string, string>>, id: string) => (Object.hasOwn(manifest, id) ? manifest[id] : undefined);
 
-const notTrusted = (message: string) => () => gatewayError('DOCUMENT_NOT_TRUSTED', message, { extensions: { http: { status: 400 } } });
+const notTrusted = (key: 'notTrusted' | 'trustedByIdOnly' | 'trustedNotDocument') => () => refusal(key);
 
 /**
  * Persisted documents, one of two ways.
@@ -40,9 +40,9 @@ export function usePersistedDocuments(options: { manifest?: Readonly<Record<stri
     // The client preset's keys are `sha256:<hex>`; an APQ hash is the bare hex.
     getPersistedOperation: (id) => manifestEntry(manifest, id) ?? manifestEntry(manifest, `sha256:${id}`) ?? null,
     customErrors: {
-      notFound: notTrusted('El documento no está entre los documentos de confianza del gateway (TRUSTED_DOCUMENTS).'),
-      keyNotFound: notTrusted('Este gateway solo ejecuta documentos de confianza: envíe su documentId.'),
-      persistedQueryOnly: notTrusted('Este gateway solo ejecuta documentos de confianza: envíe su documentId, no el documento.'),
+      notFound: notTrusted('notTrusted'),
+      keyNotFound: notTrusted('trustedByIdOnly'),
+      persistedQueryOnly: notTrusted('trustedNotDocument'),
     },
   });
 }

@@ -15,7 +15,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { gatewayError } from '../errors.js';
+import { refusal } from '../errors.js';
 
 /** Is this input type secret (its `extensions` say so, as CredencialesSolInput's do)? */
 const isSecretType = (type: { extensions?: Readonly<Record<string, unknown>> } | undefined) => type?.extensions?.['secret'] === true;
@@ -62,10 +62,6 @@ function isSecret(schema: GraphQLSchema, definition: VariableDefinitionNode): bo
 const holdingSecrets = new WeakSet<DocumentNode>();
 export const holdsSecret = (document: DocumentNode): boolean => holdingSecrets.has(document);
 
-const SECRET_IN_DOCUMENT =
-  'Las credenciales SOL no pueden escribirse en el documento: envíelas en una variable (p. ej. $credencialesSol). ' +
-  'El documento no se guarda y su contenido no se muestra.';
-
 /**
  * A value of a secret input type written in the document itself (an argument, a field of an
  * input object, a variable's default value), rather than sent in a variable, is refused: the
@@ -79,7 +75,7 @@ export function useNoSecretsInDocuments(): Plugin {
       const type = context.getInputType();
       if (type && isSecretType(getNamedType(type))) {
         holdingSecrets.add(context.getDocument());
-        context.reportError(gatewayError('SECRET_IN_DOCUMENT', SECRET_IN_DOCUMENT));
+        context.reportError(refusal('secretInDocument'));
       }
     };
     // Each kind of value, where it stands: a whole object or a scalar where a secret type is expected.
@@ -112,5 +108,5 @@ function secretError(name: string, path: readonly (string | number)[], reason: s
     .split(': ')[0]!
     .replace(/\.$/, '');
   const at = path.length > 0 ? ` en "${[name, ...path].join('.')}"` : '';
-  return gatewayError('BAD_USER_INPUT', `La variable "$${name}" no es válida${at}: ${rule}. Su valor no se muestra: es secreto.`);
+  return refusal('secretVariable', { name, at, rule });
 }

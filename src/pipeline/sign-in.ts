@@ -4,7 +4,7 @@ import { errors, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { Budget, type BudgetSettings } from '../data/budgets.js';
 import type { BudgetCounter } from '../data/budgets.js';
-import { gatewayError } from '../errors.js';
+import { refusalError, worded, type RefusalKey } from '../errors.js';
 import { bearerToken } from '../schema/context.js';
 import { requestState } from '../schema/request-state.js';
 import { REFETCH_AFTER_MS, SigningKeys, verifyWith } from './signing-keys.js';
@@ -97,18 +97,18 @@ function refusalOf(error: unknown): 'invalid' | 'expired' {
   return error instanceof errors.JWTExpired ? 'expired' : 'invalid';
 }
 
-const UNAVAILABLE_MESSAGE = 'El proveedor de identidad no responde y ninguna clave guardada verifica el token; reintente en unos segundos.';
 /** When to try again after AUTH_UNAVAILABLE: the provider's keys are asked again after REFETCH_AFTER_MS. */
 const RETRY_AFTER_S = Math.ceil(REFETCH_AFTER_MS / 1000);
 
-const MESSAGES: Record<Exclude<Refusal, 'budget' | 'unavailable'>, string> = {
-  missing: 'Falta el token de inicio de sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad.',
-  not_a_jwt:
-    'El token enviado no es un JWT. Este gateway pide iniciar sesión: envíe Authorization: Bearer <JWT> de su proveedor de identidad, no el token del plan del servicio (el gateway usa el suyo).',
-  invalid: 'El token de inicio de sesión no es válido (firma, algoritmo, emisor, audiencia, vigencia o formato).',
-  expired: 'El token de inicio de sesión venció: inicie sesión de nuevo.',
-  no_subject: 'El token de inicio de sesión no dice quién es el usuario (falta la claim de AUTH_SUBJECT_CLAIM).',
-};
+/** Each refusal's words (src/errors.ts, REFUSALS). */
+const REFUSED = {
+  missing: 'signInMissing',
+  not_a_jwt: 'signInNotAJwt',
+  invalid: 'signInInvalid',
+  expired: 'signInExpired',
+  no_subject: 'signInNoSubject',
+  unavailable: 'signInUnavailable',
+} as const satisfies Record<Exclude<Refusal, 'budget'>, RefusalKey>;
 
 /**
  * Sign-in mode: every GraphQL request carries a JWT, verified before anything else runs (and
@@ -132,13 +132,13 @@ export function useSignIn(options: SignInOptions): Plugin {
       }
       options.onRefused?.(verified.refused);
       // Thrown, not set as the result: no later hook (persisted documents) may answer instead.
+      const refused = worded(REFUSED[verified.refused]);
       throw verified.refused === 'unavailable'
-        ? gatewayError('AUTH_UNAVAILABLE', UNAVAILABLE_MESSAGE, {
-            extensions: { retryAfterSeconds: RETRY_AFTER_S, http: { status: 503, headers: { 'Retry-After': String(RETRY_AFTER_S) } } },
+        ? refusalError(refused, {
+            retryAfterSeconds: RETRY_AFTER_S,
+            http: { status: refused.status, headers: { 'Retry-After': String(RETRY_AFTER_S) } },
           })
-        : gatewayError('UNAUTHENTICATED', MESSAGES[verified.refused], {
-            extensions: { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } } },
-          });
+        : refusalError(refused, { http: { status: refused.status, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } } });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { gatewayError, registerUnavailable } from '../errors.js';
+import { refusal } from '../errors.js';
 import { MAX_TEXT } from '../padron/search.js';
 import { billed } from './billed.js';
 import { builder } from './builder.js';
@@ -41,10 +41,9 @@ function checkedFilter(
   if (!filtro) return {};
   for (const list of [filtro.estados, filtro.condiciones]) {
     if (list && (list.length > MAX_VALUES || list.some((v) => v.length > MAX_VALUE_LENGTH)))
-      throw gatewayError('INVALID_INPUT', `filtro: a lo más ${MAX_VALUES} valores por lista, de hasta ${MAX_VALUE_LENGTH} caracteres`);
+      throw refusal('filterValues', { values: MAX_VALUES, length: MAX_VALUE_LENGTH });
   }
-  if (filtro.ubigeo != null && !/^(\d{2}|\d{4}|\d{6})$/.test(filtro.ubigeo))
-    throw gatewayError('INVALID_INPUT', 'filtro.ubigeo: 2, 4 o 6 dígitos (departamento, provincia o distrito)');
+  if (filtro.ubigeo != null && !/^(\d{2}|\d{4}|\d{6})$/.test(filtro.ubigeo)) throw refusal('filterUbigeo');
   return filtro;
 }
 
@@ -66,9 +65,9 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, { texto, filtro, first, after }, ctx) => {
       const size = first ?? 10;
-      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw refusal('pageSize', { max: MAX_PAGE });
       const filter = checkedFilter(filtro);
-      if (!ctx.padron) throw registerUnavailable('padronOffSearch');
+      if (!ctx.padron) throw refusal('padronOffSearch');
       const page = await ctx.padron.search(texto, filter, size, after ?? undefined);
       return { nodes: page.records, cursors: page.cursors, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
     },

@@ -1,4 +1,4 @@
-import { gatewayError, registerUnavailable } from '../errors.js';
+import { refusal } from '../errors.js';
 import { TIPOS_CAMBIO, type Cambio, type ChangeStore } from '../padron/change-store.js';
 import { todayInLima } from '../upstream/dates.js';
 import { isRealDate, isValidRuc } from '../upstream/keys.js';
@@ -32,15 +32,15 @@ const CambioConnection = connectionOf('Cambio', CambioPadron);
 
 /** The changes kept, or why there are none to read. */
 function storeOf(ctx: Context): ChangeStore {
-  if (!ctx.padron) throw registerUnavailable('padronOffChanges');
+  if (!ctx.padron) throw refusal('padronOffChanges');
   const store = ctx.padron.changes;
-  if (!store) throw registerUnavailable('changesElsewhere');
+  if (!store) throw refusal('changesElsewhere');
   return store;
 }
 
 /** A date the caller gave: a real day, written YYYY-MM-DD. */
 function checkedDate(name: string, value: string): string {
-  if (!isRealDate(value)) throw gatewayError('INVALID_INPUT', `${name}: una fecha AAAA-MM-DD`);
+  if (!isRealDate(value)) throw refusal('notADate', { name });
   return value;
 }
 
@@ -58,14 +58,13 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx) => {
       const first = args.first ?? 100;
-      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw gatewayError('INVALID_INPUT', `first: de 1 a ${MAX_PAGE}`);
+      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw refusal('pageSize', { max: MAX_PAGE });
       const desde = checkedDate('desde', args.desde);
       const hasta = args.hasta == null ? todayInLima() : checkedDate('hasta', args.hasta);
       const rucs = args.rucs ?? undefined;
-      if (rucs && rucs.length > MAX_RUCS)
-        throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_RUCS}; para más, lea todos los cambios sin rucs`);
+      if (rucs && rucs.length > MAX_RUCS) throw refusal('changeRucs', { max: MAX_RUCS });
       const wrong = rucs?.find((r) => !isValidRuc(r));
-      if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
+      if (wrong !== undefined) throw refusal('notARuc', { ruc: wrong });
       const page = storeOf(ctx).page({ desde, hasta, rucs, tipos: args.tipos ?? undefined, first, after: args.after ?? undefined });
       return { nodes: page.cambios, cursors: page.cursors, hasNextPage: page.hasNextPage, endCursor: page.endCursor };
     },

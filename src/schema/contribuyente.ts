@@ -1,10 +1,10 @@
-import { gatewayError } from '../errors.js';
+import { refusal } from '../errors.js';
 import { LOOKUPS } from '../upstream/lookups.js';
 import { billed } from './billed.js';
 import { ubigeoOf, type RucRecord, type RucSunatRecord } from '../upstream/schemas.js';
 import type { Received } from '../data/lookups.js';
 import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
-import { MAX_RUCS, MSG_MAX_RUCS, checkRuc } from './validation.js';
+import { MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
@@ -136,21 +136,16 @@ builder.queryFields((t) => ({
       }),
     },
     resolve: (_root, { rucs }, ctx, info) => {
-      if (rucs.length > ctx.limits.maxRucsPerList)
-        throw gatewayError('INVALID_INPUT', `Enviar máximo ${ctx.limits.maxRucsPerList} RUC por consulta (MAX_RUCS_PER_LIST).`);
+      if (rucs.length > ctx.limits.maxRucsPerList) throw refusal('listTooLong', { max: ctx.limits.maxRucsPerList });
       const checked = rucs.map(checkRuc);
       const paid = new Set(checked.flatMap((c) => (c.ok && !ctx.padron?.holds(c.value) ? [c.value] : [])));
-      if (paid.size > MAX_RUCS)
-        throw gatewayError(
-          'INVALID_INPUT',
-          `${MSG_MAX_RUCS} El padrón del gateway no guarda ${paid.size} de ellos; los que guarda no cuentan.`,
-        );
+      if (paid.size > MAX_RUCS) throw refusal('paidRucs', { max: MAX_RUCS, paid: paid.size });
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
       const at = (i: number) => {
         const c = checked[i]!;
         return c.ok
           ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i)
-          : Promise.reject(gatewayError('INVALID_INPUT', c.message));
+          : Promise.reject(refusal('invalidInput', { why: c.message }));
       };
       return rucs.length <= LIST_PART ? rucs.map((_, i) => at(i)) : inParts(rucs.length, at);
     },

@@ -1,6 +1,6 @@
 import type { GraphQLFieldConfig } from 'graphql';
 import type { Context } from './context.js';
-import { gatewayError } from '../errors.js';
+import { refusal } from '../errors.js';
 import { LOOKUPS } from '../upstream/lookups.js';
 import type { Billing, EntityBilling } from './billed.js';
 import { builder } from './builder.js';
@@ -10,7 +10,7 @@ import { answered } from './received.js';
 import type { Received } from '../data/lookups.js';
 import { LicenciaConducir } from './licencia.js';
 import { Persona } from './persona.js';
-import { checkDni, checkNumLicencia, checkRuc, MAX_RUCS, MSG_BAD_REFERENCE, MSG_MAX_REFERENCES, type Checked } from './validation.js';
+import { checkDni, checkNumLicencia, checkRuc, MAX_RUCS, type Checked } from './validation.js';
 
 /**
  * Federation entities: another subgraph of a supergraph holds a RUC or a licence number, and
@@ -60,9 +60,9 @@ export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): Gra
     extensions: { ...field.extensions, billing },
     resolve: (source, args: { representations?: unknown[] }, ctx, info) => {
       const representations = args.representations ?? [];
-      if (representations.length > MAX_RUCS) throw gatewayError('INVALID_INPUT', MSG_MAX_REFERENCES);
+      if (representations.length > MAX_RUCS) throw refusal('references', { max: MAX_RUCS });
       // Only what the cost limit priced runs: an object naming one of our entities by a string.
-      if (!representations.every(isOurs)) throw gatewayError('INVALID_INPUT', MSG_BAD_REFERENCE);
+      if (!representations.every(isOurs)) throw refusal('badReference');
       // Each entity as any field answers a record: noted in extensions.stale, at its index, when it is the last good one.
       return Promise.resolve(resolve(source, args, ctx, info)).then((entities: unknown) =>
         Array.isArray(entities)

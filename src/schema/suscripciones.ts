@@ -1,4 +1,4 @@
-import { gatewayError, registerUnavailable } from '../errors.js';
+import { refusal } from '../errors.js';
 import { UpstreamHttpError } from '../upstream/errors.js';
 import { LOOKUPS } from '../upstream/lookups.js';
 import type { Entrega, Suscripcion as Kept } from '../webhooks/types.js';
@@ -54,7 +54,7 @@ const SuscripcionCreada = builder.objectRef<{ sub: Kept; secreto: string }>('Sus
 });
 
 function webhooksOf(ctx: Context): Webhooks {
-  if (!ctx.webhooks) throw registerUnavailable('noSubscriptions');
+  if (!ctx.webhooks) throw refusal('noSubscriptions');
   return ctx.webhooks;
 }
 
@@ -126,7 +126,7 @@ builder.subscriptionFields((t) => ({
     description: 'Cambios de esos RUC en cuanto este gateway los encuentra al importar un padrón nuevo (SSE). Costo: 0.',
     args: { rucs: t.arg.stringList({ required: true }), tipos: t.arg({ type: [TipoCambio], required: false }) },
     subscribe: async (_root, args, ctx) => {
-      if (!ctx.padron) throw registerUnavailable('padronOffChanges');
+      if (!ctx.padron) throw refusal('padronOffChanges');
       return webhooksOf(ctx).watch(await ownerOf(ctx), args.rucs, args.tipos ?? undefined);
     },
     resolve: (cambio) => cambio,

@@ -21,10 +21,6 @@ export {
  */
 
 export const MAX_RUCS = 100;
-export const MSG_MAX_RUCS = `Enviar máximo ${MAX_RUCS} RUC por consulta.`;
-/** Federation's `_entities` takes as many references per operation as `contribuyentes` takes RUCs. */
-export const MSG_MAX_REFERENCES = `Enviar máximo ${MAX_RUCS} referencias por consulta.`;
-export const MSG_BAD_REFERENCE = 'Cada referencia debe ser un objeto con __typename Contribuyente, LicenciaConducir o Persona.';
 
 /** The six receipt fields, in upstream order, with the rule each must meet. */
 const FIELD_RULES = {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
 import type { RedisLink } from '../data/redis.js';
 import { GraphQLError } from 'graphql';
-import { gatewayError, registerUnavailable } from '../errors.js';
+import { refusal } from '../errors.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { Cambio, ChangeStore, TipoCambio } from '../padron/change-store.js';
 import type { Recorded } from '../padron/changes.js';
@@ -18,7 +18,6 @@ import { publishPending } from './publish.js';
 import { RedisWebhooks } from './redis.js';
 import type { Outbox, SubscriptionStore, Suscripcion } from './types.js';
 
-const NOT_FOUND = 'No existe una suscripción con ese id.';
 /** RUCs one live feed watches: each is a listener held while it is open. */
 const MAX_LIVE_RUCS = 1_000;
 /** The longest URL taken. */
@@ -83,8 +82,8 @@ export class Webhooks {
   /** Where subscriptions are kept, or why there is nowhere. */
   #store(): SubscriptionStore {
     if (this.#backend) return this.#backend;
-    if (!this.options.dir) throw registerUnavailable('noSubscriptionStore');
-    throw registerUnavailable('subscriptionsNotOpen');
+    if (!this.options.dir) throw refusal('noSubscriptionStore');
+    throw refusal('subscriptionsNotOpen');
   }
 
   /**
@@ -94,8 +93,7 @@ export class Webhooks {
   ownerOf(caller: { subject?: string | undefined; token?: string | undefined }): Promise<string> {
     return this.#guard(async () => {
       if (caller.subject) return `s.${caller.subject}`;
-      if (!caller.token)
-        throw gatewayError('UNAUTHENTICATED', 'Las suscripciones son de quien llama: envíe su token (Authorization: Bearer).');
+      if (!caller.token) throw refusal('subscriptionsNeedToken');
       const key = await (this.#ownerKey ??= this.#store().ownerKey());
       return `t.${createHmac('sha256', key).update(caller.token).digest('base64url')}`;
     }).catch((error: unknown) => {
@@ -111,7 +109,7 @@ export class Webhooks {
     } catch (error) {
       if (error instanceof GraphQLError || error instanceof UpstreamError) throw error;
       this.options.logger.warn({ err: error }, 'webhooks: the subscriptions store failed');
-      throw registerUnavailable('subscriptionStoreDown');
+      throw refusal('subscriptionStoreDown');
     }
   }
 
@@ -127,7 +125,7 @@ export class Webhooks {
   own(owner: string, id: string): Promise<Suscripcion> {
     return this.#guard(async () => {
       const sub = /^sus_[\w-]{22}$/.test(id) ? await this.#store().get(id) : undefined;
-      if (sub?.owner !== owner) throw gatewayError('NOT_FOUND', NOT_FOUND);
+      if (sub?.owner !== owner) throw refusal('subscriptionNotFound');
       return sub;
     });
   }
@@ -179,8 +177,7 @@ export class Webhooks {
 
   #underLimit(held: number): void {
     const max = this.options.settings.maxPerCaller;
-    if (held >= max)
-      throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones (WEBHOOK_MAX_PER_CALLER): elimine una o agregue RUC a otra.`);
+    if (held >= max) throw refusal('subscriptionsPerCaller', { max });
   }
 
   change(
@@ -200,7 +197,7 @@ export class Webhooks {
     const rucs = changed ? this.#checkedRucs([...(await this.rucsOf(id)).filter((r) => !quitar.has(r)), ...agregar]) : undefined;
     const next = { ...sub, url: input.url ?? sub.url, cuantos: rucs?.length ?? sub.cuantos };
     // Deleted meanwhile (by its owner, or a 410): not made again.
-    if (!(await this.#store().update(next, rucs))) throw gatewayError('NOT_FOUND', NOT_FOUND);
+    if (!(await this.#store().update(next, rucs))) throw refusal('subscriptionNotFound');
     return next;
   }
 
@@ -213,44 +210,41 @@ export class Webhooks {
 
   /** The live changes of these RUCs, as this instance's imports find them: at most WEBHOOK_MAX_PER_CALLER feeds a caller, MAX_FEEDS in all. */
   watch(owner: string, rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
-    if (rucs.length > MAX_LIVE_RUCS)
-      throw gatewayError('INVALID_INPUT', `rucs: a lo más ${MAX_LIVE_RUCS} en vivo; para más, una suscripción (crearSuscripcion)`);
+    if (rucs.length > MAX_LIVE_RUCS) throw refusal('liveRucs', { max: MAX_LIVE_RUCS });
     const checked = this.#checkedRucs(rucs);
     const max = this.options.settings.maxPerCaller;
-    if (this.live.feeds(owner) >= max)
-      throw gatewayError('INVALID_INPUT', `Ya tiene ${max} suscripciones en vivo abiertas (WEBHOOK_MAX_PER_CALLER).`);
-    if (this.live.feeds() >= MAX_FEEDS)
-      throw gatewayError('OVERLOADED', 'Este gateway ya sirve todas las suscripciones en vivo que puede: reintente más tarde.');
+    if (this.live.feeds(owner) >= max) throw refusal('liveFeedsPerCaller', { max });
+    if (this.live.feeds() >= MAX_FEEDS) throw refusal('liveFeedsFull');
     return this.live.watch(owner, checked, tipos);
   }
 
   /** RUCs checked as everywhere, once each, at most WEBHOOK_MAX_RUCS (and at least one, unless `mayBeEmpty`). */
   #checkedRucs(rucs: readonly string[], mayBeEmpty = false): string[] {
     const max = this.options.settings.maxRucs;
-    if (rucs.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
+    if (rucs.length > max) throw refusal('subscriptionRucs', { max });
     const wrong = rucs.find((r) => !isValidRuc(r));
-    if (wrong !== undefined) throw gatewayError('INVALID_INPUT', `rucs: ${JSON.stringify(wrong.slice(0, 20))} no es un RUC válido`);
+    if (wrong !== undefined) throw refusal('notARuc', { ruc: wrong });
     // Kept sorted: the day's messages walk them in RUC order without sorting 100,000 of them again.
     const unique = [...new Set(rucs)].sort();
-    if (unique.length > max) throw gatewayError('INVALID_INPUT', `rucs: a lo más ${max} por suscripción (WEBHOOK_MAX_RUCS)`);
-    if (!unique.length && !mayBeEmpty) throw gatewayError('INVALID_INPUT', 'rucs: una suscripción vigila al menos un RUC');
+    if (unique.length > max) throw refusal('subscriptionRucs', { max });
+    if (!unique.length && !mayBeEmpty) throw refusal('subscriptionEmpty');
     return unique;
   }
 
   /** The URL parsed, and refused for what it says itself (scheme, credentials, an address written in it), asking DNS nothing. */
   #checkedForm(url: string): URL {
     const parsed = url.length <= MAX_URL && URL.canParse(url) ? new URL(url) : undefined;
-    const refusal = parsed
+    const refused = parsed
       ? formRefusal(parsed, this.options.settings.privateNetworks)
       : `una URL https:// de a lo más ${MAX_URL} caracteres`;
-    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal}`);
+    if (refused) throw refusal('subscriptionUrl', { why: refused });
     return parsed!;
   }
 
   /** Refuses a URL whose name resolves to nothing, or to an address the rule forbids (one message for both). */
   async #checkPlace(url: URL): Promise<void> {
-    const refusal = await placeRefusal(url, this.options.settings.privateNetworks);
-    if (refusal) throw gatewayError('INVALID_INPUT', `url: ${refusal}`);
+    const refused = await placeRefusal(url, this.options.settings.privateNetworks);
+    if (refused) throw refusal('subscriptionUrl', { why: refused });
   }
 
   async close(): Promise<void> {

@@ -118,10 +118,10 @@ describe.each([0, 2])('with PADRON_SEARCH_THREADS=%i', (searchThreads) => {
       for (const texto of ['ab', 'a.b', ' - ', 'x'.repeat(101), wrong])
         await expect(padron.search(texto, {}, 10, undefined)).rejects.toThrow();
       const page = await padron.search('com', {}, 2, undefined);
-      await expect(padron.search('com', {}, 2, 'AAAA')).rejects.toThrow(/cursor/);
+      await expect(padron.search('com', {}, 2, 'AAAA')).rejects.toMatchObject({ refusal: 'cursorNotOurs' });
       // Another search's cursor: another text, or another filter.
-      await expect(padron.search('san', {}, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
-      await expect(padron.search('com', { tipo: 'EMPRESA' }, 2, page.endCursor!)).rejects.toThrow(/otra búsqueda/);
+      await expect(padron.search('san', {}, 2, page.endCursor!)).rejects.toMatchObject({ refusal: 'cursorOfAnother' });
+      await expect(padron.search('com', { tipo: 'EMPRESA' }, 2, page.endCursor!)).rejects.toMatchObject({ refusal: 'cursorOfAnother' });
     });
   });
 });
