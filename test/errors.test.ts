@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, RETRYABLE_BY_DEFAULT, type ErrorCode } from '../src/errors.js';
+import { ERROR_CODES, REFUSALS, RETRYABLE_BY_DEFAULT, worded, type ErrorCode } from '../src/errors.js';
 
 /** docs/errors.md's table, row by row: the codes of a row and its `retryable` column. */
 function documentedRows(): { codes: string[]; retryable: string }[] {
@@ -34,5 +35,35 @@ describe('docs/errors.md', () => {
       'false',
       'true',
     ]);
+  });
+});
+
+describe('REFUSALS', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    );
+
+  it('word every refusal: no file of src/ but src/errors.ts makes a typed error or writes an error body of its own words', () => {
+    const elsewhere = files('src')
+      .filter((f) => f !== join('src', 'errors.ts'))
+      .filter((f) => /\bgatewayError\(|errorAnswer\('|errorBody\('|new PadronRefused\('[^']*\s/.test(readFileSync(f, 'utf8')));
+    expect(elsewhere).toEqual([]);
+  });
+
+  it('give each refusal a code of the contract, and an HTTP status only where one is an error', () => {
+    for (const [key, refusal] of Object.entries(REFUSALS)) {
+      expect(ERROR_CODES, key).toHaveProperty(refusal.code);
+      if ('status' in refusal) expect(refusal.status, key).toBeGreaterThanOrEqual(400);
+    }
+  });
+
+  it('words the register’s refusals, named below this floor, in Spanish', () => {
+    expect(worded('textTooLong', { max: 100 })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'texto: a lo más 100 caracteres',
+      retryable: undefined,
+      status: undefined,
+    });
   });
 });
