@@ -18,8 +18,14 @@ const FLUSH_BLOCKS = 1_000;
 /** The key under which the streams' sizes are kept (no stream's key begins with 0xff). */
 const COUNTS_KEY = Buffer.from([0xff]);
 
+/**
+ * The name index's database, named for its layout (./names.ts): an index of an earlier layout has none, so the gateway
+ * imports the register again at start, as it does an index written before the search. 2: signs by the 4th character whole.
+ */
+const NAMES_DB = 'names.2';
+
 export function openNames(db: RootDatabase<string, string>): NamesDb {
-  return db.openDB<Buffer, Buffer>('names', { keyEncoding: 'binary', encoding: 'binary' });
+  return db.openDB<Buffer, Buffer>(NAMES_DB, { keyEncoding: 'binary', encoding: 'binary' });
 }
 
 export function blockKey(stream: number, rank: number): Buffer {

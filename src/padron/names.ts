@@ -2,16 +2,16 @@ import { rucCheckDigit } from '../upstream/keys.js';
 
 /**
  * Names as the search matches them (contract, "Finding and checking from the register"): folded to
- * words of A–Z and 0–9, each word filed under its first three characters and its sign (its 4th and
- * 5th characters, hashed to 7 bits). One entry of the name index is 64 bits (`hi`, `lo`):
+ * words of A–Z and 0–9, each word filed under its first three characters and its sign (its 4th
+ * character, and its 5th's remainder of 3: 7 bits). One entry of the name index is 64 bits (`hi`, `lo`):
  *
  *   stream: bucket (16 bits) | the sign's top 3 bits | not the name's first word (1)
  *   rank:   not ACTIVO (1) | the name's length (8) | the RUC without its check digit (31: RUC 10, 15, 16, 17 and 20 fit)
  *   then the sign's low 4 bits
  *
  * so that, sorted, a stream's entries come in the search's order: ACTIVO first, then the shorter
- * name, then the RUC. A search for a word of five characters or more reads one stream of its bucket
- * (an eighth of it) and passes over the other signs there without reading any name.
+ * name, then the RUC. A search for a word of four characters or more reads one or two streams of its
+ * bucket and passes over the other signs there without reading any name.
  */
 
 /** 36 symbols (A–Z, 0–9) and the end of a shorter word: three of them make a bucket. */
@@ -86,19 +86,26 @@ export function atLeastLength(rank: number, length: number): number {
 /** The RUC's first ten digits in a rank. */
 export const codeOf = (rank: number) => rank % 2 ** 31;
 
-/** The sign of a word's 4th and 5th characters (0 for none). */
+/**
+ * The sign of a word's 4th character (whole) and 5th (its remainder of 3), 0 for none. The 4th whole: a word of four
+ * characters typed (`CARL`, `MANU`) reads the words that begin so alone, not those of a 4th sharing its hash (`CARB`,
+ * `CARH`: thousands of names to read, docs/performance.md); a longer word also reads its prefix stream.
+ */
 export function signOf(word: string): number {
   const c3 = word.length > 3 ? symbol(word.charCodeAt(3)) : 0;
   const c4 = word.length > 4 ? symbol(word.charCodeAt(4)) : 0;
-  return (c3 * SYMBOLS + c4) % SIGNS;
+  return c3 * FIFTHS + (c4 % FIFTHS);
 }
 
-/** The signs a word of the query lets through: one for five characters or more, those of any 5th for four, all for fewer. */
+/** The 5th character's classes in a sign: 37 × 3 signs fit SIGNS. */
+const FIFTHS = 3;
+
+/** The signs a word of the query lets through: one for five characters or more, those of its 4th for four, all for fewer. */
 export function signsFor(word: string): Uint8Array | undefined {
   if (word.length < 4) return undefined;
   const allowed = new Uint8Array(SIGNS);
   if (word.length >= 5) allowed[signOf(word)] = 1;
-  else for (let c4 = 0; c4 < SYMBOLS; c4++) allowed[(symbol(word.charCodeAt(3)) * SYMBOLS + c4) % SIGNS] = 1;
+  else allowed.fill(1, symbol(word.charCodeAt(3)) * FIFTHS, (symbol(word.charCodeAt(3)) + 1) * FIFTHS);
   return allowed;
 }
 
