@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { start, stopAll } from './procs.js';
 import { FULL_SIZE, rucAt } from './padron-register.js';
-import { foundAsTyped, hardLoad, hardMix, Oracle } from './padron-typed.js';
+import { foundAsTyped, hardLoad, hardMix, Oracle, searchesOf, timesOf, typedPrefixes } from './padron-typed.js';
 import { serveFiles } from './mirror.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
@@ -37,6 +37,8 @@ try {
     if (health.padron.state === 'ready') break;
     await new Promise((r) => setTimeout(r, 500));
   }
+  const prefixes = timesOf(await searchesOf(gateway.url, { texts: typedPrefixes(LINES), first: 10, width: 20, passes: 1 }));
+  console.log(`search, 20 at a time: ${JSON.stringify(prefixes)}`);
   const oracle = new Oracle(LINES - 1);
   if (SAMPLES) console.log(`whole names typed four ways: ${JSON.stringify(await foundAsTyped(gateway.url, oracle, SAMPLES))}`);
   const hard = await hardLoad(gateway.url, oracle, hardMix(oracle), rucAt(Math.floor(LINES * 0.3), LINES - 1));

@@ -8,6 +8,7 @@
 import { fork } from 'node:child_process';
 import { Pool } from 'undici';
 import { lineAt, nameAt } from './padron-register.js';
+import type { Answered, Asked } from './search-caller.js';
 
 /** The contract's folding, written again on purpose (not the gateway's `foldWords`). */
 export function fold(text: string): string[] {
@@ -367,12 +368,6 @@ export function hardMix(oracle: Oracle, n = 2_000): string[] {
 
 /** The mix, 20 at a time (each first page compared with the oracle's), while another caller, a process of its own, asks `contribuyente` one at a time. */
 export async function hardLoad(url: string, oracle: Oracle, texts: string[], ruc: string) {
-  const pool = new Pool(new URL(url).origin, { connections: 20 });
-  const times: number[] = [];
-  let failed = 0;
-  let short = 0;
-  let wrong = 0;
-  const examples: string[] = [];
   // The other caller is a process of its own: its answers' times are its clock's, not this busy one's.
   const other = fork(new URL('./lookup-caller.js', import.meta.url), [url, ruc]);
   const lookups = new Promise<number[]>((resolve, reject) => {
@@ -383,51 +378,66 @@ export async function hardLoad(url: string, oracle: Oracle, texts: string[], ruc
     // Each text's first page worked out before the load: the oracle's work would otherwise stall this process's clock.
     const wanted = new Map<string, string>();
     for (const t of texts) if (!/^\d{8}$|^\d{11}$/.test(t.trim())) wanted.set(t, oracle.top(t, 10).join());
-    const run = async (measure: boolean) =>
-      atATime(texts, 20, async (t) => {
-        const started = performance.now();
-        const page = await ask(pool, t, 10);
-        if (measure) times.push(performance.now() - started);
-        const conn = page.data?.buscarContribuyentes;
-        if (!measure) return;
-        if (!conn) {
-          failed++;
-          if (examples.length < 10) examples.push(`${t}: ${page.errors?.[0]?.message}`);
-          return;
-        }
-        if (conn.pageInfo.hasNextPage && conn.edges.length < 10) short++;
-        // RUCs and DNIs are looked up, not matched on words: the oracle checks the rest.
-        const want = wanted.get(t);
-        const got = conn.edges.map((e) => e.node.ruc).join();
-        if (want !== undefined && want !== got) {
-          wrong++;
-          if (examples.length < 10) examples.push(`${t}: expected ${want.slice(0, 40)}…, got ${got.slice(0, 40)}…`);
-        }
-      });
     // A pass to warm up (the threads' directories, the page cache), then three passes measured: some thousand lookups meanwhile.
-    await run(false);
-    other.send('reset');
-    for (let pass = 0; pass < 3; pass++) await run(true);
+    const answers = await searchesOf(url, { texts, first: 10, width: 20, passes: 3 }, () => other.send('reset'));
     other.send('stop');
     const meanwhile = await lookups;
-    await pool.close();
-    const q = (xs: number[], p: number) =>
-      Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! * 10) / 10;
+    const examples: string[] = [];
+    let wrong = 0;
+    for (const a of answers) {
+      // RUCs and DNIs are looked up, not matched on words: the oracle checks the rest.
+      const want = wanted.get(a.text);
+      const got = a.rucs?.join();
+      if (a.error && examples.length < 10) examples.push(`${a.text}: ${a.error}`);
+      if (want === undefined || got === undefined || want === got) continue;
+      wrong++;
+      if (examples.length < 10) examples.push(`${a.text}: expected ${want.slice(0, 40)}…, got ${got.slice(0, 40)}…`);
+    }
+    const slowest = [...answers].sort((x, y) => y.ms - x.ms).slice(0, 10);
     return {
-      searches: times.length,
-      p50: q(times, 0.5),
-      p99: q(times, 0.99),
-      max: q(times, 1),
-      failed,
-      shortPages: short,
+      ...timesOf(answers),
+      slowest: slowest.map((a) => `${a.text}: ${Math.round(a.ms)} ms`),
       differentFromOracle: wrong,
       examples,
-      contribuyenteMeanwhile: { lookups: meanwhile.length, p50: q(meanwhile, 0.5), p99: q(meanwhile, 0.99), max: q(meanwhile, 1) },
+      contribuyenteMeanwhile: { lookups: meanwhile.length, ...quantiles(meanwhile) },
     };
   } finally {
     // Stopped by its PID however the load ended.
     if (other.exitCode === null) other.kill();
   }
+}
+
+/**
+ * `texts` asked of the gateway by bench/search-caller.ts, a process of its own: a pass to warm up, then `passes` measured
+ * (`measuring` called between). Stopped by its PID however the load ends.
+ */
+export async function searchesOf(url: string, asked: Asked, measuring = () => {}): Promise<Answered[]> {
+  const caller = fork(new URL('./search-caller.js', import.meta.url), [url]);
+  try {
+    return await new Promise<Answered[]>((resolve, reject) => {
+      caller.on('message', (message) => (message === 'measuring' ? measuring() : resolve(message as Answered[])));
+      caller.once('exit', () => reject(new Error('the searching caller stopped before it answered')));
+      caller.send(asked);
+    });
+  } finally {
+    if (caller.exitCode === null) caller.kill();
+  }
+}
+
+/** The answers' times, and those that failed or came back short of `first` with a next page. */
+export function timesOf(answers: readonly Answered[], first = 10) {
+  return {
+    searches: answers.length,
+    ...quantiles(answers.map((a) => a.ms)),
+    failed: answers.filter((a) => a.error).length,
+    shortPages: answers.filter((a) => a.hasNextPage && a.rucs!.length < first).length,
+  };
+}
+
+function quantiles(xs: readonly number[]) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const q = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! * 10) / 10;
+  return { p50: q(0.5), p99: q(0.99), max: q(1) };
 }
 
 /** The commonest words alone and together: the searches with the most matches to order. */

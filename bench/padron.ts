@@ -16,12 +16,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { load, type Sample } from './load.js';
 import { serveFiles } from './mirror.js';
 import { peakRssMb, start, stopAll } from './procs.js';
 import { FULL_SIZE, NAME_MODE, rucAt, writeRegister } from './padron-register.js';
-import { foundAsTyped, hardLoad, hardMix, Oracle, typedPrefixes } from './padron-typed.js';
+import { foundAsTyped, hardLoad, hardMix, Oracle, searchesOf, timesOf, typedPrefixes } from './padron-typed.js';
 
 const LINES = Number(process.env['BENCH_PADRON_LINES'] ?? FULL_SIZE);
 /** `none` writes the register's lines in no order (SUNAT promises none): the import must hold its bounds either way. */
@@ -171,48 +170,14 @@ async function nextDay(env: Record<string, string>) {
   }
 }
 
-const SEARCH =
-  'query($t: String!) { buscarContribuyentes(texto: $t, first: 10) { edges { node { ruc nombreORazonSocial estado } } pageInfo { hasNextPage endCursor } } }';
-
 /**
  * 1,000 prefixes typed into a form, cut from names of the register at a length a user stops at, and the common words: 20 at a
- * time over 20 connections of an undici pool, as the other loads here (fetch cost this 2-core machine 1.6 ms of CPU a request,
- * taken from the gateway: docs/performance.md). Also counted: the pages that came back short of `first` with a next page.
+ * time over 20 connections of an undici pool, from a process of its own (bench/search-caller.ts), as the other loads here
+ * (fetch cost this 2-core machine 1.6 ms of CPU a request, taken from the gateway: docs/performance.md). Also counted: the
+ * pages that came back short of `first` with a next page.
  */
 async function searches(url: string) {
-  const texts = typedPrefixes(LINES);
-  const pool = new Pool(new URL(url).origin, { connections: 20 });
-  type Page = { errors?: unknown; data?: { buscarContribuyentes: { edges: unknown[]; pageInfo: { hasNextPage: boolean } } } };
-  const run = async () => {
-    const queue = [...texts];
-    const times: number[] = [];
-    let failed = 0;
-    let short = 0;
-    await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
-          const started = performance.now();
-          const res = await pool.request({
-            path: '/graphql',
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
-            body: JSON.stringify({ query: SEARCH, variables: { t } }),
-          });
-          const body = (await res.body.json()) as Page;
-          times.push(performance.now() - started);
-          const page = body.data?.buscarContribuyentes;
-          if (body.errors || !page) failed++;
-          else if (page.pageInfo.hasNextPage && page.edges.length < 10) short++;
-        }
-      }),
-    );
-    times.sort((a, b) => a - b);
-    const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))]! * 10) / 10;
-    return { searches: times.length, p50: at(0.5), p99: at(0.99), max: at(1), failed, shortPages: short };
-  };
-  await run();
-  const measured = await run();
-  await pool.close();
+  const measured = timesOf(await searchesOf(url, { texts: typedPrefixes(LINES), first: 10, width: 20, passes: 1 }));
   console.log(`search, 20 at a time: ${JSON.stringify(measured)}`);
   return measured;
 }
