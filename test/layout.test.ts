@@ -34,6 +34,7 @@ const FLOORS = [
   'data',
   'telemetry',
   'sandbox',
+  'sunat',
   'padron',
   'upstream',
   'config',

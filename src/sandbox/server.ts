@@ -7,6 +7,7 @@ import { JWKS_PATH, SANDBOX_SUBJECT, sandboxIdentity, type SandboxIdentity } fro
 import { LEGACY_PREFIX, RestService } from './service.js';
 import { NEXT_DAY, NEXT_DAY_PATH, PublishedRegister } from './padron.js';
 import { readBody, RECEIVER_PATH, Receiver } from './receiver.js';
+import { SunatDouble } from './sunat.js';
 import type { RecordedCall, Sandbox, SandboxOptions } from './types.js';
 
 export type { FaultKind, RecordedCall, Sandbox, SandboxFaults, SandboxOptions } from './types.js';
@@ -64,6 +65,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let identity: SandboxIdentity | undefined;
   const register = new PublishedRegister();
   const receiver = new Receiver(options.onDelivery);
+  const sunat = new SunatDouble();
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]!;
     const file = req.method === 'GET' ? /^\/__sandbox\/padron\/([\w.]+\.zip)$/.exec(path) : null;
@@ -71,7 +73,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (path === NEXT_DAY_PATH && req.method === 'POST')
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(nextDayAnswer(register.nextDay()));
     if (path === RECEIVER_PATH || path.startsWith(`${RECEIVER_PATH}/`)) return receiver.handle(req, res);
-    handle(req, res, { rest, traffic, identity }, send);
+    handle(req, res, { rest, sunat, traffic, identity }, send);
   });
   const sockets = trackSockets(server);
   const host = options.host ?? '127.0.0.1';
@@ -126,7 +128,7 @@ function nextDayAnswer(at: Date): string {
 function handle(
   req: IncomingMessage,
   res: ServerResponse,
-  { rest, traffic, identity }: { rest: RestService; traffic: Traffic; identity: SandboxIdentity | undefined },
+  { rest, sunat, traffic, identity }: { rest: RestService; sunat: SunatDouble; traffic: Traffic; identity: SandboxIdentity | undefined },
   send: (res: ServerResponse, a: Answer) => void,
 ) {
   const json = (value: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
@@ -153,7 +155,8 @@ function handle(
     const answer =
       size > MAX_BODY
         ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande')
-        : rest.answer(req.method, path, req.headers.authorization, body);
+        : (sunat.answer(req.method, path, req.headers.authorization, text) ??
+          rest.answer(req.method, path, req.headers.authorization, body));
     traffic.keep({ method: req.method ?? '', path, headers: req.headers, body, status: answer.status, remotePort: req.socket.remotePort });
     send(res, answer);
   });

@@ -1,0 +1,127 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { bulkhead, DelegateBackoff, handleWhen, retry, type BulkheadPolicy, type RetryPolicy } from 'cockatiel';
+import { SunatUnavailable } from './errors.js';
+
+/** How the gateway calls SUNAT: its hosts, and the pace SUNAT's users keep (docs/sunat.md). */
+export interface SunatCallOptions {
+  /** SUNAT's API host: `https://api.sunat.gob.pe`, or the sandbox's URL. */
+  apiUrl: string;
+  /** SUNAT's token host: `https://api-seguridad.sunat.gob.pe`, or the sandbox's URL. */
+  authUrl: string;
+  /** Calls in flight per clientId. @default 5 */
+  concurrency?: number;
+  /** One call. @default 10000 */
+  timeoutMs?: number;
+  /** The first wait after a 5xx, 429 or time-out; then doubling, at most 30 s. @default 1000 */
+  retryBaseMs?: number;
+  /** The longest Retry-After honoured. @default 60000 */
+  retryAfterMaxMs?: number;
+}
+
+/** An answer SUNAT gave: its status and its body, read as JSON when it is JSON. */
+export interface SunatAnswer {
+  status: number;
+  body: unknown;
+  retryAfterMs: number | undefined;
+}
+
+/** A call is tried at most this many times, within this long (contract). */
+const MAX_ATTEMPTS = 5;
+const MAX_SPAN_MS = 120_000;
+const MAX_WAIT_MS = 30_000;
+/** A body past this is no answer of SUNAT's. */
+const MAX_BODY = 1024 * 1024;
+
+/**
+ * One clientId's calls to SUNAT: at most `concurrency` in flight (a bulkhead, its queue unbounded:
+ * the callers' own limits bound it), each retried on a 5xx, a 429 or a time-out with growing waits.
+ * Any other answer, a 4xx included, is the caller's to read.
+ */
+export class SunatCalls {
+  readonly #agent: Dispatcher;
+  readonly #paces = new Map<string, BulkheadPolicy>();
+  readonly #retry: RetryPolicy;
+  readonly #options: Required<SunatCallOptions>;
+
+  constructor(options: SunatCallOptions) {
+    this.#options = { concurrency: 5, timeoutMs: 10_000, retryBaseMs: 1000, retryAfterMaxMs: 60_000, ...options };
+    const { timeoutMs, retryBaseMs, retryAfterMaxMs } = this.#options;
+    this.#agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
+    this.#retry = retry(
+      handleWhen((error) => error instanceof SunatUnavailable),
+      {
+        maxAttempts: MAX_ATTEMPTS - 1,
+        backoff: new DelegateBackoff((context) => {
+          const grown = Math.min(MAX_WAIT_MS, retryBaseMs * 2 ** (context.attempt - 1));
+          const error = 'error' in context.result ? context.result.error : undefined;
+          const asked = error instanceof SunatUnavailable ? Math.min(error.retryAfterMs ?? 0, retryAfterMaxMs) : 0;
+          return Math.max(grown, asked);
+        }),
+      },
+    );
+  }
+
+  /** One call for `clientId`: paced with the others of that clientId, retried while SUNAT cannot answer. */
+  async call(
+    clientId: string,
+    host: 'api' | 'auth',
+    path: string,
+    init: { headers: Record<string, string>; body: string },
+  ): Promise<SunatAnswer> {
+    let pace = this.#paces.get(clientId);
+    if (!pace) this.#paces.set(clientId, (pace = bulkhead(this.#options.concurrency, Number.MAX_SAFE_INTEGER)));
+    const started = Date.now();
+    const base = host === 'api' ? this.#options.apiUrl : this.#options.authUrl;
+    return this.#retry.execute(({ attempt }) => {
+      if (attempt > 0 && Date.now() - started > MAX_SPAN_MS) throw new SunatUnavailable('tried for two minutes');
+      return pace.execute(() => this.#once(new URL(path, base), init));
+    });
+  }
+
+  async #once(url: URL, init: { headers: Record<string, string>; body: string }): Promise<SunatAnswer> {
+    let answer: Dispatcher.ResponseData;
+    try {
+      answer = await request(url, { method: 'POST', headers: init.headers, body: init.body, dispatcher: this.#agent });
+    } catch (error) {
+      throw new SunatUnavailable(error instanceof Error ? error.message : String(error));
+    }
+    const { statusCode: status, headers, body } = answer;
+    const retryAfterMs = retryAfterOf(headers['retry-after']);
+    if (status === 429 || status >= 500) {
+      await body.dump().catch(() => undefined);
+      throw new SunatUnavailable(`HTTP ${status}`, retryAfterMs);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        chunks.push(chunk);
+        if ((size += chunk.length) > MAX_BODY) throw new Error('too large');
+      }
+    } catch (error) {
+      body.destroy();
+      throw new SunatUnavailable(`the answer was cut short: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const text = Buffer.concat(chunks, size).toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: kept as text, for the caller to read as a refusal or an unreadable answer.
+    }
+    return { status, body: parsed, retryAfterMs };
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+/** A Retry-After in ms: seconds or an HTTP date. */
+function retryAfterOf(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
