@@ -116,6 +116,8 @@ export function advice(error: GatewayError): string {
       return 'this gateway runs only the documents it ships with: send their documentId';
     case 'REGISTER_UNAVAILABLE':
       return 'search needs the register the gateway keeps: retry once /health says ready (or turn PADRON on)';
+    case 'SUNAT_CREDENTIALS_REJECTED':
+      return "check the company's SUNAT API credentials (client id, secret, RUC) in SUNAT Operaciones en Línea";
     default: {
       // A code this client does not know yet (the enum may grow): fall back on `retryable`.
       const unknown: never = code;

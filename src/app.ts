@@ -27,6 +27,7 @@ import type { BudgetCounter } from './data/budgets.js';
 import type { Register } from './padron/register.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startRegister } from './padron/start.js';
+import { SunatValidation } from './sunat/validation.js';
 import { useSignIn } from './pipeline/sign-in.js';
 import { SigningKeys } from './pipeline/signing-keys.js';
 import { CachedLookups } from './data/lookups.js';
@@ -45,6 +46,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** More Yoga or envelop plugins, run after the gateway's own and before execution (both paths run them). */
   plugins?: Plugin[];
+  /** The first wait before a call to SUNAT is tried again (tests shorten SUNAT's 1, 2, 4, 8 s). @default 1000 */
+  sunatRetryBaseMs?: number;
 }
 
 export type Yoga = YogaServerInstance<ServerContext, Context>;
@@ -84,6 +87,7 @@ export function createApp(config: Config, options: AppOptions): App {
     metrics,
     tracing,
     ...{ register, webhooks },
+    sunat: new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs }),
     lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
     report: new OperationReport({ logger, metrics, tracing }),
@@ -146,6 +150,8 @@ interface Parts {
   /** SUNAT's register kept by the gateway (PADRON); undefined when it is off. */
   register: Register | undefined;
   webhooks: Webhooks;
+  /** SUNAT's free receipt validation, with a call's credentials or the gateway's own. */
+  sunat: SunatValidation;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -170,6 +176,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       planToken: config.auth?.planToken,
       register: parts.register,
       webhooks: parts.webhooks,
+      sunat: parts.sunat,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -193,7 +200,8 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, link, apqStore, budgets, signInKeys, register, webhooks, metrics, tracing, documentCache, report, pluginList } = parts;
+  const { upstream, link, apqStore, budgets, signInKeys, register, webhooks, sunat, metrics, tracing, documentCache, report, pluginList } =
+    parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -215,6 +223,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
       config.limits,
       config.nodeEnv === 'production',
       register && ((type, key) => type === 'Contribuyente' && register.holds(key)),
+      { own: config.sunat.credentials !== undefined, fallback: config.sunat.fallback === 'servicio' },
     ),
     // Persisted documents: automatic persisted queries, or only the trusted documents' manifest.
     usePersistedDocuments({ manifest: config.trustedDocuments, store: apqStore }),
@@ -227,8 +236,8 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), tracing?.shutdown()]).then(() =>
-          link?.close(),
+        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), sunat.close(), tracing?.shutdown()]).then(
+          () => link?.close(),
         ),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.

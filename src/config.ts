@@ -4,6 +4,7 @@ import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 import { checkPadron, PadronEnv, padronOf, SANDBOX_PADRON, SANDBOX_PADRON_PATH } from './config/padron.js';
 import { deepFreeze, type DeepReadonly } from './config/freeze.js';
 import { WebhooksEnv, webhooksOf } from './config/webhooks.js';
+import { checkSunat, SANDBOX_SUNAT, SunatEnv, sunatOf } from './config/sunat.js';
 import { messageOf } from './config/issues.js';
 
 const SPANISH = z.locales.es();
@@ -160,10 +161,12 @@ export const EnvSchema = z.object({
     .optional(),
   /** OTLP/HTTP endpoint for traces (spans go to `<endpoint>/v1/traces`). @default unset: no tracing */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  // Sign-in mode (src/config/auth.ts); SUNAT's registers (src/config/padron.ts); their webhooks (src/config/webhooks.ts).
+  // Sign-in mode (src/config/auth.ts); SUNAT's registers (src/config/padron.ts); their webhooks (src/config/webhooks.ts);
+  // SUNAT's free receipt validation (src/config/sunat.ts).
   ...AuthEnv.shape,
   ...PadronEnv.shape,
   ...WebhooksEnv.shape,
+  ...SunatEnv.shape,
 });
 
 /** The configuration the code reads, shaped for its readers, derived from the environment in one place. */
@@ -178,6 +181,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   }
   checkAuth(env, ctx);
   checkPadron(env, ctx);
+  checkSunat(env, ctx);
 }).transform((e) => ({
   port: e.PORT,
   host: e.HOST,
@@ -257,6 +261,8 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
   padron: padronOf(e),
   /** Subscriptions to the register's changes and their signed deliveries. */
   webhooks: webhooksOf(e),
+  /** SUNAT's free receipt validation: its hosts, its pace, and the gateway's own credentials. */
+  sunat: sunatOf(e),
 }));
 
 /** The parsed configuration; its type is the schema's output. */
@@ -296,6 +302,11 @@ export function withUpstream(config: Config, baseUrl: string, sandboxToken?: str
     upstream: { ...config.upstream, baseUrl },
     auth: resolvedAuth(config.auth, baseUrl, sandboxToken),
     padron,
+    sunat: {
+      ...config.sunat,
+      apiUrl: config.sunat.apiUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.apiUrl,
+      authUrl: config.sunat.authUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.authUrl,
+    },
   });
 }
 

@@ -11,6 +11,7 @@ import {
 import { BudgetExceededError, BudgetUnavailableError } from './data/budgets.js';
 import { OperationCostError } from './upstream/spend.js';
 import { RegisterUnavailableError, PadronRefused } from './padron/search.js';
+import { SunatCredentialsRejected, SunatError, SunatRefused, SunatUnavailable } from './sunat/errors.js';
 
 /**
  * The one place that turns failures into GraphQL errors. Every error the gateway
@@ -59,6 +60,8 @@ export const ERROR_CODES = {
   REGISTER_UNAVAILABLE:
     'El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio.',
   COST_LIMIT_EXCEEDED: 'Más consultas del plan que MAX_OPERATION_COST: la operación, antes de llamar; o el campo cuya llamada lo pasaría.',
+  SUNAT_CREDENTIALS_REJECTED:
+    'SUNAT rechazó las credenciales de su API (credencialesApi o SUNAT_API_*): no se validó ningún comprobante con ellas. No reintentable.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -337,6 +340,18 @@ export const REFUSALS = {
     words: 'Los cambios del padrón no están disponibles en este gateway (su PADRON_DIR lo usa otro, o es de solo lectura).',
   },
 
+  // SUNAT's free receipt validation (docs/sunat.md).
+  sunatCredentialsRejected: {
+    code: 'SUNAT_CREDENTIALS_REJECTED',
+    words: ({ why }: { why: string }) =>
+      `SUNAT rechazó las credenciales de su API (${why}): revise clientId, clientSecret y rucEmpresa, y que la aplicación esté registrada para la consulta de validez.`,
+  },
+  sunatUnavailable: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    words: ({ why }: { why: string }) => `La API de SUNAT no respondió (${why}); reintente en unos minutos.`,
+  },
+  sunatRefusedReceipt: { code: 'INVALID_INPUT', words: ({ why }: { why: string }) => `SUNAT no valida este comprobante: ${why}` },
+
   // Subscriptions: webhooks and live feeds.
   noSubscriptions: { code: 'REGISTER_UNAVAILABLE', retryable: false, words: 'Este gateway no guarda suscripciones.' },
   noSubscriptionStore: {
@@ -552,6 +567,7 @@ function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError
   }
   if (cause instanceof PadronRefused) return refusedAt(cause, located, padronWords(cause));
   if (cause instanceof RegisterUnavailableError) return refusedAt(cause, located, worded('registerNotReady', { state: cause.state }));
+  if (cause instanceof SunatError) return refusedAt(cause, located, sunatWords(cause));
   if (!(cause instanceof OperationCostError)) return undefined;
   const { cost, spent, limit } = cause;
   return refusedAt(cause, located, worded('callCost', { cost, spent, limit }), { cost: spent + cost, limit });
@@ -561,6 +577,13 @@ function localRefusalError(cause: unknown, located?: GraphQLError): GraphQLError
 function padronWords(refused: PadronRefused): Worded {
   const key: RefusalKey = refused.refusal;
   return (worded as (key: RefusalKey, args: unknown) => Worded)(key, refused.args);
+}
+
+/** Why SUNAT's API did not validate, in the caller's words: the credentials, one receipt, or SUNAT down. */
+export function sunatWords(error: SunatError): Worded {
+  if (error instanceof SunatCredentialsRejected) return worded('sunatCredentialsRejected', { why: error.sunatMessage ?? 'sin detalle' });
+  if (error instanceof SunatRefused) return worded('sunatRefusedReceipt', { why: error.sunatMessage });
+  return worded('sunatUnavailable', { why: error instanceof SunatUnavailable ? error.reason : error.message });
 }
 
 /** A refusal of the gateway's own, for `error`, where `located` was. */

@@ -115,6 +115,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     CACHE: 'off',
     // test/e2e/fast-path.test.ts compares both paths answer by answer; HTTP_FAST_PATH=off runs any file through Yoga alone.
     HTTP_FAST_PATH: process.env['HTTP_FAST_PATH'] ?? 'on',
+    // SUNAT's free API at the sandbox too, as the built-in sandbox of npm start has it.
+    SUNAT_API_URL: sandbox.url,
+    SUNAT_AUTH_URL: sandbox.url,
     ...options.env,
   });
   const logs: string[] = [];

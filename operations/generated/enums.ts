@@ -57,6 +57,8 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   /** Credenciales SOL escritas en el documento en lugar de una variable: se rechaza sin mostrarlas, y el documento no se guarda. */
   | 'SECRET_IN_DOCUMENT'
+  /** SUNAT rechazó las credenciales de su API (credencialesApi o SUNAT_API_*): no se validó ningún comprobante con ellas. No reintentable. */
+  | 'SUNAT_CREDENTIALS_REJECTED'
   /** El documento supera MAX_TOKENS. */
   | 'TOKEN_LIMIT_EXCEEDED'
   /** Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio). */
@@ -91,6 +93,13 @@ export type Fuente =
   | 'PADRON'
   /** El servicio REST (o la caché del gateway de sus respuestas). */
   | 'SERVICIO';
+
+/** Quién respondió por un comprobante. */
+export type FuenteValidacion =
+  /** El servicio de consulta (1 consulta del plan). */
+  | 'SERVICIO'
+  /** La API gratuita de SUNAT (0 consultas del plan). */
+  | 'SUNAT';
 
 /** Qué cambió de un RUC entre dos padrones: alta, salida, un dato o una marca (SI/NO) ganada o perdida. */
 export type TipoCambio =

@@ -114,7 +114,12 @@ function estimateTerms(terms: Term[], variables: Record<string, unknown>, limits
     } else {
       let value: unknown;
       try {
-        value = getArgumentValues(term.def, term.node, variables)[billing.argument];
+        const args = getArgumentValues(term.def, term.node, variables);
+        if (billing.freeWhen?.(args, limits)) {
+          itemsOf.set(term, []);
+          continue;
+        }
+        value = args[billing.argument];
       } catch {
         itemsOf.set(term, []);
         continue; // the field fails before its resolver runs

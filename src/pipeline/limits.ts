@@ -52,7 +52,12 @@ function reject(refused: (found: string) => Worded) {
  * Every limit checked before execution, as plugins, each rejection a typed error that
  * costs no upstream query. GraphQL Armor counts; we only choose codes and words.
  */
-export function useOperationLimits(limits: Config['limits'], production: boolean, held?: RuntimeLimits['held']): Plugin[] {
+export function useOperationLimits(
+  limits: Config['limits'],
+  production: boolean,
+  held?: RuntimeLimits['held'],
+  sunat?: RuntimeLimits['sunat'],
+): Plugin[] {
   return [
     useParseGuards(),
     maxTokensPlugin({
@@ -87,7 +92,7 @@ export function useOperationLimits(limits: Config['limits'], production: boolean
     // "Did you mean ...?" maps the schema for an attacker; hidden in production only.
     // (typed for a bare envelop context; it reads none of it)
     ...(production ? [blockFieldSuggestionsPlugin({ mask: '' }) as Plugin] : []),
-    useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts, maxRucsPerList: limits.maxRucsPerList, held }),
+    useCostLimit(limits.maxOperationCost, { maxReceipts: limits.maxReceipts, maxRucsPerList: limits.maxRucsPerList, held, sunat }),
     useServedOperations(),
   ];
 }

@@ -1,4 +1,5 @@
 import { DEFAULT_TOKENS, LICENCES, SANDBOX_TOKEN, TAXPAYERS, TRIGGERS } from './data.js';
+import { SUNAT_SAMPLE } from './sunat.js';
 
 /** What a person starting the sandbox must read: sample data only, and what to ask it with. */
 export function sandboxBanner(url: string, why: string, signInToken?: string): string {
@@ -33,6 +34,8 @@ export function sandboxBanner(url: string, why: string, signInToken?: string): s
       .map(([name, k]) => `${name}=${k.ruc}`)
       .join(' ')}`,
     ...signIn,
+    ` SUNAT's free receipt validation (credencialesApi, docs/sunat.md): rucEmpresa ${SUNAT_SAMPLE.rucEmpresa}, clientId ${SUNAT_SAMPLE.clientId},`,
+    `   clientSecret ${SUNAT_SAMPLE.clientSecret}; series S500 S429 SLNT S401 SBAD trigger SUNAT's faults`,
     ` With PADRON=sandbox, its register's next day: curl -s -X POST ${url}/__sandbox/padron/siguiente-dia`,
     `   and a webhook receiver to subscribe: ${url}/__sandbox/webhooks/recibir (docs/webhooks.md)`,
     '================================================================================',

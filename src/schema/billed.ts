@@ -47,6 +47,8 @@ export interface RuntimeLimits {
   maxRucsPerList: number;
   /** Whether the gateway answers this key of this type itself (SUNAT's register holds the RUC): it costs nothing. */
   held?: ((type: string, key: string) => boolean) | undefined;
+  /** SUNAT's free receipt validation: whether the gateway has credentials of its own, and sends to the paid service what SUNAT could not answer. */
+  sunat?: { readonly own: boolean; readonly fallback: boolean } | undefined;
 }
 
 /** How a field that reaches the upstream spends plan queries: what `billed` declares, and the cost limit reads. */
@@ -78,6 +80,8 @@ export interface Billing {
   paidMax?: number;
   /** What one item is, in the description's cost sentence: `comprobante` gives "1 consulta por comprobante". */
   per?: string;
+  /** Whether the field, with these arguments, spends nothing (receipts SUNAT validates for free). */
+  freeWhen?: (args: Record<string, unknown>, limits: RuntimeLimits) => boolean;
   /**
    * The field returns a list for each item (a company's representatives): the fields below it
    * are priced as if it held this many, and a router is told so as `@listSize(assumedSize)`.

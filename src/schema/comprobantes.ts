@@ -2,25 +2,90 @@ import { REST } from '../upstream/paths.js';
 import { GraphQLError } from 'graphql';
 import type { Context } from './context.js';
 import { inChunks } from '../upstream/chunks.js';
-import { chunkError, isLocalRefusal, upstreamCodeOf } from '../errors.js';
+import { chunkError, isLocalRefusal, RETRYABLE_BY_DEFAULT, sunatWords, upstreamCodeOf, type ERROR_CODES } from '../errors.js';
 import { UpstreamInvalidResponseError } from '../upstream/errors.js';
-import type { ValidacionRecord } from '../upstream/schemas.js';
+import type { ComprobanteBody, ValidacionRecord } from '../upstream/schemas.js';
+import { SunatUnavailable } from '../sunat/errors.js';
+import type { SunatCredentials } from '../sunat/tokens.js';
+import type { SunatValidation } from '../sunat/validation.js';
+import { ErrorCodeRef } from './errors.js';
 import { RECEIPT_PRICE, RECEIPTS_PER_CALL } from '../upstream/billing.js';
 import { DEFAULT_MAX_RECEIPTS } from '../config.js';
-import { checkComprobantes, checkCredencialesSol, checkLineas } from './validation.js';
+import { checkComprobantes, checkCredencialesApi, checkCredencialesSol, checkLineas } from './validation.js';
 import { billed } from './billed.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
 
 type ComprobanteValidadoRecord = ValidacionRecord['comprobantes'][number];
 
+/** One receipt's answer: the paid service's or SUNAT's record, who gave it, the receipt as asked, or why it has none. */
+type Validado = ComprobanteValidadoRecord & {
+  fuente?: 'SUNAT' | 'SERVICIO';
+  asked?: ComprobanteBody;
+  error?: { code: string; message: string; retryable: boolean };
+};
+
 /** A batch's answer, put together from its calls: each receipt's result in input order, or its call's failure. */
 interface Validacion {
   /** What the upstream counted, over the calls that answered. */
   cantidad: number;
   /** The first receipt of a failed call holds its error (one per call); the others of that call are null. */
-  entries: (ComprobanteValidadoRecord | GraphQLError | null)[];
+  entries: (Validado | GraphQLError | null)[];
 }
+
+/** The paid service's answers, each with its receipt as asked and its source. */
+function fromService(validacion: Validacion, asked: readonly ComprobanteBody[]): Validacion {
+  const entries = validacion.entries.map((e, i) =>
+    e && !(e instanceof GraphQLError) ? { ...e, fuente: 'SERVICIO' as const, asked: asked[i] } : e,
+  );
+  return { cantidad: validacion.cantidad, entries };
+}
+
+/**
+ * The receipts through SUNAT's free API with `credentials`: each its own answer or error; refused credentials fail the
+ * field. With SUNAT_API_FALLBACK=servicio, what SUNAT could not answer (down, after the retries) goes to the paid service.
+ */
+async function throughSunat(
+  sunat: SunatValidation,
+  credentials: SunatCredentials,
+  bodies: ComprobanteBody[],
+  ctx: Context,
+): Promise<Validacion> {
+  const results = await sunat.validate(credentials, bodies);
+  const entries: Validacion['entries'] = results.map((r, i) => {
+    const asked = bodies[i]!;
+    if ('receipt' in r) return { ...r.receipt, fuente: 'SUNAT', asked };
+    const { code, message, retryable } = sunatWords(r.error);
+    return {
+      ...unanswered(asked),
+      fuente: r.error instanceof SunatUnavailable ? undefined : 'SUNAT',
+      error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT.has(code) },
+    };
+  });
+  const down = results.flatMap((r, i) => ('error' in r && r.error instanceof SunatUnavailable ? [i] : []));
+  if (sunat.settings.fallback === 'servicio' && down.length > 0) {
+    const part = down.map((i) => bodies[i]!);
+    const paid = fromService(await validate(part, REST.validacion, ctx, (p, call) => ctx.upstream.validarComprobantes(p, call)), part);
+    down.forEach((i, at) => (entries[i] = paid.entries[at] ?? null));
+  }
+  const cantidad = entries.filter((e) => e && !(e instanceof GraphQLError) && !e.error).length;
+  return { cantidad, entries };
+}
+
+/** A receipt with no answer: its states null, its series and number as asked. */
+const unanswered = (asked: ComprobanteBody): Validado => ({
+  serie_documento: asked.serie_documento,
+  numero_documento: asked.numero_documento,
+  comprobante_estado_codigo: null,
+  comprobante_estado_descripcion: null,
+  empresa_estado_codigo: null,
+  empresa_estado_descripcion: null,
+  empresa_condicion_codigo: null,
+  empresa_condicion_descripcion: null,
+  observaciones: [],
+  observaciones_detalle: [],
+  asked,
+});
 
 /**
  * Sends a checked batch in calls of at most RECEIPTS_PER_CALL and puts the answers together.
@@ -88,6 +153,35 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
   }),
 });
 
+const CredencialesApiSunatInput = builder.inputType('CredencialesApiSunatInput', {
+  description:
+    'Credenciales de la API de SUNAT de la empresa (SUNAT Operaciones en Línea, Consulta de Validez). Son secretas: el gateway nunca las registra ni las devuelve.',
+  // Read by src/pipeline/secrets.ts: written in a document it is refused, and a malformed variable is refused without being printed.
+  extensions: { secret: true },
+  fields: (t) => ({
+    rucEmpresa: t.string({ required: true, description: 'RUC de la empresa que consulta, dueña de las credenciales.' }),
+    clientId: t.string({ required: true, description: 'client_id de la aplicación registrada en SUNAT.' }),
+    clientSecret: t.string({ required: true, description: 'client_secret de la aplicación.' }),
+  }),
+});
+
+const FuenteValidacion = builder.enumType('FuenteValidacion', {
+  description: 'Quién respondió por un comprobante.',
+  values: {
+    SUNAT: { description: 'La API gratuita de SUNAT (0 consultas del plan).' },
+    SERVICIO: { description: 'El servicio de consulta (1 consulta del plan).' },
+  } as const,
+});
+
+const ErrorDeComprobante = builder.objectRef<{ code: string; message: string; retryable: boolean }>('ErrorDeComprobante').implement({
+  description: 'Por qué un comprobante no se pudo validar; los demás de la lista se validan igual.',
+  fields: (t) => ({
+    code: t.field({ type: ErrorCodeRef, resolve: (e) => e.code as keyof typeof ERROR_CODES }),
+    message: t.exposeString('message'),
+    retryable: t.exposeBoolean('retryable'),
+  }),
+});
+
 const CredencialesSolInput = builder.inputType('CredencialesSolInput', {
   description: 'Credenciales SOL de la empresa. Son secretas: el gateway nunca las registra ni las devuelve.',
   // Read by src/pipeline/secrets.ts: written in a document it is refused, and a malformed variable is refused without being printed.
@@ -130,9 +224,28 @@ const Observacion = builder.objectRef<ComprobanteValidadoRecord['observaciones_d
   }),
 });
 
-const ComprobanteValidado = builder.objectRef<ComprobanteValidadoRecord>('ComprobanteValidado').implement({
+const ComprobanteValidado = builder.objectRef<Validado>('ComprobanteValidado').implement({
   description: 'Resultado de la validación de un comprobante.',
   fields: (t) => ({
+    rucEmisor: t.string({ nullable: true, description: 'RUC del emisor, tal como se pidió.', resolve: (r) => r.asked?.ruc_emisor ?? null }),
+    codigoTipoDocumento: t.string({
+      nullable: true,
+      description: 'Tipo de comprobante, tal como se pidió.',
+      resolve: (r) => r.asked?.codigo_tipo_documento ?? null,
+    }),
+    fechaDeEmision: t.string({
+      nullable: true,
+      description: 'Fecha de emisión, AAAA-MM-DD.',
+      resolve: (r) => r.asked?.fecha_de_emision ?? null,
+    }),
+    total: t.string({ nullable: true, description: 'Importe total, tal como se pidió.', resolve: (r) => r.asked?.total ?? null }),
+    fuente: t.field({ type: FuenteValidacion, nullable: true, description: 'Quién respondió.', resolve: (r) => r.fuente ?? null }),
+    error: t.field({
+      type: ErrorDeComprobante,
+      nullable: true,
+      description: 'Este comprobante no se pudo validar (sus estados son entonces null).',
+      resolve: (r) => r.error ?? null,
+    }),
     serieDocumento: t.exposeString('serie_documento', { description: 'Serie del comprobante.' }),
     numeroDocumento: t.exposeString('numero_documento', { description: 'Número del comprobante.' }),
     comprobanteEstadoCodigo: t.exposeString('comprobante_estado_codigo', {
@@ -212,14 +325,34 @@ builder.mutationFields((t) => ({
     type: ValidacionComprobantes,
     nullable: true,
     ...billed(
-      `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe.`,
-      RECEIPT_BATCH_BILLING,
+      `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe. ` +
+        'Con credencialesApi (o las del gateway, SUNAT_API_*), cada uno se consulta gratis a la API de SUNAT (fuente SUNAT, 0 consultas).',
+      {
+        ...RECEIPT_BATCH_BILLING,
+        // Through SUNAT's free API nothing is paid, unless what SUNAT cannot answer may go to the service (SUNAT_API_FALLBACK).
+        freeWhen: (args, limits) =>
+          limits.sunat !== undefined && !limits.sunat.fallback && (args['credencialesApi'] != null || limits.sunat.own),
+      },
     ),
-    args: { comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }) },
-    resolve: (_root, { comprobantes }, ctx) =>
-      validate(valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts)), REST.validacion, ctx, (part, call) =>
-        ctx.upstream.validarComprobantes(part, call),
-      ),
+    args: {
+      comprobantes: t.arg({ type: [ComprobanteInput], required: true, description: 'De 1 a MAX_RECEIPTS comprobantes.' }),
+      credencialesApi: t.arg({
+        type: CredencialesApiSunatInput,
+        required: false,
+        description:
+          'Con ellas (o con las del gateway, SUNAT_API_*), cada comprobante se consulta a la API gratuita de SUNAT: 0 consultas.',
+      }),
+    },
+    resolve: async (_root, { comprobantes, credencialesApi }, ctx) => {
+      const bodies = valid(checkComprobantes(comprobantes, ctx.limits.maxReceipts));
+      const given = credencialesApi ? valid(checkCredencialesApi(credencialesApi)) : undefined;
+      const credentials = ctx.sunat?.credentialsFor(given);
+      if (ctx.sunat && credentials) return throughSunat(ctx.sunat, credentials, bodies, ctx);
+      return fromService(
+        await validate(bodies, REST.validacion, ctx, (part, call) => ctx.upstream.validarComprobantes(part, call)),
+        bodies,
+      );
+    },
   }),
   validarComprobantesTexto: t.field({
     type: ValidacionComprobantes,
@@ -232,10 +365,20 @@ builder.mutationFields((t) => ({
       comprobantes: t.arg.stringList({ required: true, description: "De 1 a MAX_RECEIPTS líneas 'ruc|tipo|serie|numero|fecha|total'." }),
       credencialesSol: t.arg({ type: CredencialesSolInput, required: false, description: 'Credenciales SOL de la empresa (opcional).' }),
     },
-    resolve: (_root, { comprobantes, credencialesSol }, ctx) => {
+    resolve: async (_root, { comprobantes, credencialesSol }, ctx) => {
       const lineas = valid(checkLineas(comprobantes, ctx.limits.maxReceipts));
       const credenciales = credencialesSol ? valid(checkCredencialesSol(credencialesSol)) : undefined;
-      return validate(lineas, REST.validacionTexto, ctx, (part, call) => ctx.upstream.validarComprobantesTexto(part, credenciales, call));
+      const asked = lineas.map((line) => {
+        const [ruc_emisor, codigo_tipo_documento, serie_documento, numero_documento, fecha_de_emision, total] = line.split('|') as [
+          string,
+          ...string[],
+        ];
+        return { ruc_emisor, codigo_tipo_documento, serie_documento, numero_documento, fecha_de_emision, total } as ComprobanteBody;
+      });
+      const answered = await validate(lineas, REST.validacionTexto, ctx, (part, call) =>
+        ctx.upstream.validarComprobantesTexto(part, credenciales, call),
+      );
+      return fromService(answered, asked);
     },
   }),
 }));

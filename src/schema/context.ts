@@ -10,6 +10,7 @@ import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Register } from '../padron/register.js';
+import type { SunatValidation } from '../sunat/validation.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
@@ -33,6 +34,8 @@ export interface Context {
   readonly padron: PadronSearch | undefined;
   /** Subscriptions to the register's changes: signed webhooks, and the live feed. */
   readonly webhooks: Webhooks | undefined;
+  /** SUNAT's free receipt validation; undefined in a context built without it. */
+  readonly sunat: SunatValidation | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
   readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
@@ -53,6 +56,7 @@ export interface ContextOptions {
   /** SUNAT's register (PADRON), when on: its answers are counted as `localHits`, and it answers searches. */
   register?: PadronSearch | undefined;
   webhooks?: Webhooks | undefined;
+  sunat?: SunatValidation | undefined;
 }
 
 /** What the schema asks of SUNAT's register beyond lookups. */
@@ -76,8 +80,20 @@ function countedIn(state: RequestState, register: PadronSearch | undefined): Loo
 }
 
 export function createContextFactory(options: ContextOptions) {
-  const { upstream, lookups, concurrency, maxReceipts, maxRucsPerList, maxOperationCost, logger, tracing, planToken, register, webhooks } =
-    options;
+  const {
+    upstream,
+    lookups,
+    concurrency,
+    maxReceipts,
+    maxRucsPerList,
+    maxOperationCost,
+    logger,
+    tracing,
+    planToken,
+    register,
+    webhooks,
+    sunat,
+  } = options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
@@ -133,7 +149,7 @@ export function createContextFactory(options: ContextOptions) {
           }
         : {}),
     };
-    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register, webhooks };
+    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register, webhooks, sunat };
   };
 }
 

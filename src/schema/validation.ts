@@ -94,6 +94,19 @@ export function checkLineas(lines: readonly string[], max: number): Checked<stri
   return problems.length ? { ok: false, message: summarize(problems) } : { ok: true, value: [...lines] };
 }
 
+/** SUNAT API credentials: a valid company RUC, a client id and a secret. The secret is never put in a message. */
+export function checkCredencialesApi(c: { rucEmpresa: string; clientId: string; clientSecret: string }): Checked<typeof c> {
+  const rucEmpresa = c.rucEmpresa.trim();
+  const clientId = c.clientId.trim();
+  const problems: string[] = [];
+  if (!isValidRuc(rucEmpresa)) problems.push('credencialesApi.rucEmpresa: RUC incorrecto');
+  if (clientId === '' || clientId.length > 200) problems.push('credencialesApi.clientId: de 1 a 200 caracteres');
+  if (c.clientSecret.trim() === '' || c.clientSecret.length > 500) problems.push('credencialesApi.clientSecret: de 1 a 500 caracteres');
+  return problems.length
+    ? { ok: false, message: problems.join('; ') }
+    : { ok: true, value: { rucEmpresa, clientId, clientSecret: c.clientSecret.trim() } };
+}
+
 /** SOL credentials: a valid company RUC and non-blank user and key. The key is never put in a message. */
 export function checkCredencialesSol(c: { rucEmpresa: string; usuario: string; clave: string }): Checked<typeof c> {
   const rucEmpresa = c.rucEmpresa.trim();

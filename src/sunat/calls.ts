@@ -13,9 +13,9 @@ export interface SunatCallOptions {
   /** One call. @default 10000 */
   timeoutMs?: number;
   /** The first wait after a 5xx, 429 or time-out; then doubling, at most 30 s. @default 1000 */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** The longest Retry-After honoured. @default 60000 */
-  retryAfterMaxMs?: number;
+  retryAfterMaxMs?: number | undefined;
 }
 
 /** An answer SUNAT gave: its status and its body, read as JSON when it is JSON. */
@@ -44,7 +44,14 @@ export class SunatCalls {
   readonly #options: Required<SunatCallOptions>;
 
   constructor(options: SunatCallOptions) {
-    this.#options = { concurrency: 5, timeoutMs: 10_000, retryBaseMs: 1000, retryAfterMaxMs: 60_000, ...options };
+    this.#options = {
+      apiUrl: options.apiUrl,
+      authUrl: options.authUrl,
+      concurrency: options.concurrency ?? 5,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      retryBaseMs: options.retryBaseMs ?? 1000,
+      retryAfterMaxMs: options.retryAfterMaxMs ?? 60_000,
+    };
     const { timeoutMs, retryBaseMs, retryAfterMaxMs } = this.#options;
     this.#agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
     this.#retry = retry(

@@ -1,0 +1,41 @@
+import type { ComprobanteBody } from '../upstream/schemas.js';
+import { SunatCalls } from './calls.js';
+import { SunatReceipts, type SunatResult } from './receipts.js';
+import { SunatTokens, type SunatCredentials } from './tokens.js';
+
+/** What the gateway knows of SUNAT: its hosts and pace, its own credentials, and whether a receipt SUNAT could not answer may go to the paid service. */
+export interface SunatValidationSettings {
+  apiUrl: string;
+  authUrl: string;
+  concurrency: number;
+  timeoutMs: number;
+  fallback: 'off' | 'servicio';
+  credentials: SunatCredentials | undefined;
+  /** The first wait of a retry (tests shorten it). @default 1000 */
+  retryBaseMs?: number | undefined;
+  retryAfterMaxMs?: number | undefined;
+}
+
+/** SUNAT's free validation as the schema uses it: with a call's credentials or the gateway's own, else none. */
+export class SunatValidation {
+  readonly #calls: SunatCalls;
+  readonly #receipts: SunatReceipts;
+
+  constructor(readonly settings: SunatValidationSettings) {
+    this.#calls = new SunatCalls(settings);
+    this.#receipts = new SunatReceipts(this.#calls, new SunatTokens(this.#calls));
+  }
+
+  /** The credentials a validation uses: the call's, else the gateway's; undefined: the paid service, as without SUNAT. */
+  credentialsFor(given: SunatCredentials | undefined): SunatCredentials | undefined {
+    return given ?? this.settings.credentials;
+  }
+
+  validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[]): Promise<SunatResult[]> {
+    return this.#receipts.validate(credentials, receipts);
+  }
+
+  close(): Promise<void> {
+    return this.#calls.close();
+  }
+}

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SUNAT_SAMPLE } from '../../src/sandbox/sunat.js';
+import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
+
+/**
+ * `validarComprobantes` through SUNAT's free API (docs/sunat.md): with a call's credentials or the
+ * gateway's own, each receipt is asked of SUNAT's double in the sandbox and no plan query is spent.
+ */
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const VALIDAR = `mutation V($c: [ComprobanteInput!]!, $api: CredencialesApiSunatInput) {
+  validarComprobantes(comprobantes: $c, credencialesApi: $api) {
+    cantidadDeComprobantes
+    comprobantes { rucEmisor serieDocumento numeroDocumento fechaDeEmision total fuente comprobanteEstadoCodigo comprobanteEstadoDescripcion
+      empresaEstadoDescripcion empresaCondicionDescripcion observaciones error { code message retryable } }
+  }
+}`;
+
+type Validado = {
+  fuente: string | null;
+  numeroDocumento: string;
+  serieDocumento: string;
+  comprobanteEstadoCodigo: string | null;
+  comprobanteEstadoDescripcion: string | null;
+  error: { code: string; message: string; retryable: boolean } | null;
+} & Record<string, unknown>;
+type Answer = { validarComprobantes: { cantidadDeComprobantes: number; comprobantes: (Validado | null)[] } | null };
+
+const sunatCalls = (s: Stack) => s.sandbox.calls.filter((c) => c.path.startsWith('/v1/'));
+const paidCalls = (s: Stack) => s.sandbox.callsTo('/validacion-multiple-cpe');
+
+async function validar(s: Stack, comprobantes: object[], api?: object) {
+  const quota = s.sandbox.quotaOf(TOKEN)!;
+  const { body } = await s.gql<Answer, Record<string, unknown>>(VALIDAR, { c: comprobantes, api });
+  return { body, billed: quota - s.sandbox.quotaOf(TOKEN)!, answer: body.data?.validarComprobantes };
+}
+
+describe("validarComprobantes through SUNAT's free API", () => {
+  it('asks SUNAT with the call’s credentials, answers every receipt with fuente SUNAT, and spends no plan query', async () => {
+    stack = await startStack({ env: { MAX_OPERATION_COST: '5' } });
+    const list = Array.from({ length: 12 }, (_, i) => ({ ...RECEIPT, numeroDocumento: String(1531 + i) }));
+    const { body, billed, answer } = await validar(stack, list, SUNAT_SAMPLE);
+    expect(body.errors).toBeUndefined();
+    expect(answer!.cantidadDeComprobantes).toBe(12);
+    expect(answer!.comprobantes[1]).toMatchObject({
+      rucEmisor: '20100123453',
+      numeroDocumento: '1532',
+      fechaDeEmision: '2026-10-01',
+      total: '1180.00',
+      fuente: 'SUNAT',
+      comprobanteEstadoCodigo: '1',
+      comprobanteEstadoDescripcion: 'ACEPTADO',
+      empresaEstadoDescripcion: 'ACTIVO',
+      empresaCondicionDescripcion: 'HABIDO',
+      error: null,
+    });
+    expect(answer!.comprobantes[3]).toMatchObject({ numeroDocumento: '1534', comprobanteEstadoDescripcion: 'NO AUTORIZADO' });
+    // Twelve receipts over a cost limit of 5: free through SUNAT, estimated and spent 0.
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 0, queries: 0, upstreamCalls: 0 });
+    expect(billed).toBe(0);
+    expect(paidCalls(stack)).toHaveLength(0);
+    expect(sunatCalls(stack).filter((c) => c.path.endsWith('/validarcomprobante'))).toHaveLength(12);
+    expect(sunatCalls(stack).filter((c) => c.path.includes('/oauth2/token'))).toHaveLength(1);
+  });
+
+  it('keeps a receipt SUNAT refuses or cannot answer on that receipt, and answers the others', async () => {
+    stack = await startStack({ app: { sunatRetryBaseMs: 10 } });
+    const { body, billed, answer } = await validar(
+      stack,
+      [RECEIPT, { ...RECEIPT, serieDocumento: 'SBAD' }, { ...RECEIPT, serieDocumento: 'S500' }],
+      SUNAT_SAMPLE,
+    );
+    expect(body.errors).toBeUndefined();
+    const [ok, refused, down] = answer!.comprobantes as Validado[];
+    expect(ok).toMatchObject({ fuente: 'SUNAT', comprobanteEstadoCodigo: '1', error: null });
+    expect(refused).toMatchObject({ fuente: 'SUNAT', comprobanteEstadoCodigo: null, serieDocumento: 'SBAD' });
+    expect(refused!.error).toMatchObject({ code: 'INVALID_INPUT', retryable: false });
+    expect(refused!.error!.message).toContain('El comprobante ingresado no es válido');
+    expect(down).toMatchObject({ fuente: null, comprobanteEstadoCodigo: null, error: { code: 'UPSTREAM_UNAVAILABLE', retryable: true } });
+    expect(answer!.cantidadDeComprobantes).toBe(1);
+    expect(billed).toBe(0);
+  });
+
+  it('fails the field with SUNAT_CREDENTIALS_REJECTED before any receipt is asked, and shows no secret', async () => {
+    stack = await startStack();
+    const secret = 'not-the-secret-9f8e7d';
+    const { body, billed } = await validar(stack, [RECEIPT, RECEIPT], { ...SUNAT_SAMPLE, clientSecret: secret });
+    expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(['SUNAT_CREDENTIALS_REJECTED']);
+    expect(body.errors?.[0]?.extensions?.['retryable']).toBe(false);
+    expect(JSON.stringify(body)).not.toContain(secret);
+    expect(stack.logs.join('')).not.toContain(secret);
+    expect(sunatCalls(stack).filter((c) => c.path.endsWith('/validarcomprobante'))).toHaveLength(0);
+    expect(billed).toBe(0);
+  });
+
+  it('refuses credentials written in the document, without quoting them', async () => {
+    stack = await startStack();
+    const { body } = await stack.gql(
+      `mutation { validarComprobantes(comprobantes: [{ rucEmisor: "20100123453", codigoTipoDocumento: "01", serieDocumento: "F001", numeroDocumento: "1", fechaDeEmision: "2026-10-01", total: "1.00" }], credencialesApi: { rucEmpresa: "20100123453", clientId: "x", clientSecret: "written-secret-123" }) { cantidadDeComprobantes } }`,
+    );
+    expect(body.errors?.map((e) => e.extensions?.['code'])).toEqual(['SECRET_IN_DOCUMENT']);
+    expect(JSON.stringify(body)).not.toContain('written-secret-123');
+    expect(sunatCalls(stack)).toHaveLength(0);
+  });
+
+  it('asks SUNAT with the gateway’s own credentials (SUNAT_API_*) when the call brings none', async () => {
+    stack = await startStack({
+      env: {
+        SUNAT_API_CLIENT_ID: SUNAT_SAMPLE.clientId,
+        SUNAT_API_CLIENT_SECRET: SUNAT_SAMPLE.clientSecret,
+        SUNAT_API_RUC: SUNAT_SAMPLE.rucEmpresa,
+      },
+    });
+    const { answer, billed, body } = await validar(stack, [RECEIPT]);
+    expect(answer!.comprobantes[0]).toMatchObject({ fuente: 'SUNAT', comprobanteEstadoCodigo: '1' });
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 0, queries: 0 });
+    expect(billed).toBe(0);
+  });
+
+  it('sends to the paid service, with SUNAT_API_FALLBACK=servicio, only what SUNAT could not answer', async () => {
+    stack = await startStack({ env: { SUNAT_API_FALLBACK: 'servicio' }, app: { sunatRetryBaseMs: 10 } });
+    const { answer, billed, body } = await validar(
+      stack,
+      [RECEIPT, { ...RECEIPT, serieDocumento: 'S500' }, { ...RECEIPT, serieDocumento: 'SBAD' }],
+      SUNAT_SAMPLE,
+    );
+    const [ok, down, refused] = answer!.comprobantes as Validado[];
+    expect(ok).toMatchObject({ fuente: 'SUNAT' });
+    expect(down).toMatchObject({ fuente: 'SERVICIO', serieDocumento: 'S500', error: null });
+    expect(refused).toMatchObject({ fuente: 'SUNAT', error: { code: 'INVALID_INPUT' } });
+    expect(
+      paidCalls(stack).map((c) => (c.body as { comprobantes: { serie_documento: string }[] }).comprobantes.map((r) => r.serie_documento)),
+    ).toEqual([['S500']]);
+    expect(billed).toBe(1);
+    // Priced as if every receipt could fall back.
+    expect(body.extensions?.['cost']).toMatchObject({ estimated: 3, queries: 1 });
+  });
+
+  it('validates as before, through the paid service, without credentials', async () => {
+    stack = await startStack();
+    const { answer, billed } = await validar(stack, [RECEIPT]);
+    expect(answer!.comprobantes[0]).toMatchObject({
+      fuente: 'SERVICIO',
+      rucEmisor: '20100123453',
+      comprobanteEstadoDescripcion: 'ACEPTADO',
+    });
+    expect(billed).toBe(1);
+    expect(sunatCalls(stack)).toHaveLength(0);
+  });
+});
