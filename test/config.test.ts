@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { spawnTracked } from './processes.js';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, EnvSchema, loadConfig, withUpstream } from '../src/config.js';
 
@@ -108,6 +110,29 @@ describe('PADRON', () => {
     expect(() => loadConfig({ PADRON: 'sunat', PADRON_MAX_AGE_MS: '0' })).toThrow(/PADRON_MAX_AGE_MS/);
     const sandbox = withUpstream(loadConfig({ PADRON: 'sandbox' }), 'http://127.0.0.1:4010');
     expect(sandbox.padron?.source).toBe('http://127.0.0.1:4010/__sandbox/padron/');
+  });
+});
+
+describe('SUNAT_API_*', () => {
+  it('points at the built-in sandbox without UPSTREAM_URL and at SUNAT with it, and takes the gateway’s credentials all together', () => {
+    const sandbox = withUpstream(loadConfig({}), 'http://127.0.0.1:4010');
+    expect(sandbox.sunat).toMatchObject({ apiUrl: 'http://127.0.0.1:4010', authUrl: 'http://127.0.0.1:4010', credentials: undefined });
+    expect(loadConfig({ UPSTREAM_URL: 'https://api.apiperu.dev' }).sunat).toMatchObject({
+      apiUrl: 'https://api.sunat.gob.pe',
+      authUrl: 'https://api-seguridad.sunat.gob.pe',
+      concurrency: 5,
+      timeoutMs: 10_000,
+      fallback: 'off',
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'gw-sunat-'));
+    writeFileSync(join(dir, 'secret'), 'from-a-file\n');
+    const own = loadConfig({ SUNAT_API_CLIENT_ID: 'app', SUNAT_API_CLIENT_SECRET_FILE: join(dir, 'secret'), SUNAT_API_RUC: '20100123453' });
+    expect(own.sunat.credentials).toEqual({ rucEmpresa: '20100123453', clientId: 'app', clientSecret: 'from-a-file' });
+    expect(() => loadConfig({ SUNAT_API_CLIENT_ID: 'app' })).toThrow(/SUNAT_API_CLIENT_ID: las credenciales de la API de SUNAT van juntas/);
+    expect(() => loadConfig({ SUNAT_API_CLIENT_ID: 'a', SUNAT_API_CLIENT_SECRET: 's', SUNAT_API_RUC: '12345678901' })).toThrow(
+      /SUNAT_API_RUC/,
+    );
+    expect(() => loadConfig({ SUNAT_API_FALLBACK: 'siempre' })).toThrow(/SUNAT_API_FALLBACK/);
   });
 });
 

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { secretFile } from './secret-file.js';
 
 /** The sandbox's identity provider as AUTH_JWKS_URL: only with the built-in sandbox (UPSTREAM_URL unset). */
 export const SANDBOX_IDENTITY = 'sandbox';
@@ -28,19 +28,7 @@ export const AuthEnv = z.object({
   /** The plan's token, sent upstream in sign-in mode (never shown anywhere). @default unset */
   UPSTREAM_TOKEN: z.string().trim().min(1).optional(),
   /** A file holding the plan's token (a mounted secret), instead of UPSTREAM_TOKEN. @default unset */
-  UPSTREAM_TOKEN_FILE: z
-    .string()
-    .transform((path, ctx) => {
-      try {
-        const token = readFileSync(path, 'utf8').trim();
-        if (token) return token;
-        ctx.addIssue({ code: 'custom', message: `${path} está vacío` });
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: `no se pudo leer ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` });
-      }
-      return z.NEVER;
-    })
-    .optional(),
+  UPSTREAM_TOKEN_FILE: secretFile().optional(),
   /** Plan queries one subject may spend per BUDGET_WINDOW_MS, in sign-in mode. @default unset: no budget */
   BUDGET_QUERIES: z.coerce.number().int().min(1).max(1_000_000_000).optional(),
   /** The budget's window; windows start at multiples of it since the epoch (a day: at 00:00 UTC). @default 86400000 (24 h) */

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { secretFile } from './secret-file.js';
 
 /** SUNAT's own hosts (docs/sunat.md); `sandbox`: the built-in sandbox's, which answers their calls. */
 export const SUNAT_API = 'https://api.sunat.gob.pe';
@@ -16,19 +16,7 @@ export const SunatEnv = z.object({
   /** @default unset (never shown anywhere) */
   SUNAT_API_CLIENT_SECRET: z.string().trim().min(1).max(500).optional(),
   /** A file holding the client secret (a mounted secret), instead of SUNAT_API_CLIENT_SECRET. @default unset */
-  SUNAT_API_CLIENT_SECRET_FILE: z
-    .string()
-    .transform((path, ctx) => {
-      try {
-        const secret = readFileSync(path, 'utf8').trim();
-        if (secret) return secret;
-        ctx.addIssue({ code: 'custom', message: `${path} está vacío` });
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: `no se pudo leer ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` });
-      }
-      return z.NEVER;
-    })
-    .optional(),
+  SUNAT_API_CLIENT_SECRET_FILE: secretFile().optional(),
   /** The RUC the credentials belong to: the company asking. @default unset */
   // Its form only: the check digit is the REST side's (upstream/keys.ts, a floor up), and SUNAT refuses a wrong RUC anyway.
   SUNAT_API_RUC: z
