@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Agent, request, type Dispatcher } from 'undici';
 import { bulkhead, DelegateBackoff, handleWhen, retry, type BulkheadPolicy, type RetryPolicy } from 'cockatiel';
 import { SunatUnavailable } from './errors.js';
@@ -29,6 +30,8 @@ export interface SunatAnswer {
 const MAX_ATTEMPTS = 5;
 const MAX_SPAN_MS = 120_000;
 const MAX_WAIT_MS = 30_000;
+/** The clientIds whose pace is kept. */
+const MAX_CLIENTS = 10_000;
 /** A body past this is no answer of SUNAT's. */
 const MAX_BODY = 1024 * 1024;
 
@@ -39,7 +42,8 @@ const MAX_BODY = 1024 * 1024;
  */
 export class SunatCalls {
   readonly #agent: Dispatcher;
-  readonly #paces = new Map<string, BulkheadPolicy>();
+  /** A pace per clientId; made-up clientIds are many, so only the most recent are kept (an idle one holds nothing). */
+  readonly #paces = new LRUCache<string, BulkheadPolicy>({ max: MAX_CLIENTS });
   readonly #retry: RetryPolicy;
   readonly #options: Required<SunatCallOptions>;
 

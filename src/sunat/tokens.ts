@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { SunatCalls } from './calls.js';
 import { SunatCredentialsRejected, SunatUnavailable } from './errors.js';
 
@@ -26,7 +27,8 @@ interface Held {
  * Kept under a hash of the credentials, never the secret itself.
  */
 export class SunatTokens {
-  readonly #held = new Map<string, Held>();
+  /** Made-up credentials are refused and dropped at once; the kept ones are bounded all the same. */
+  readonly #held = new LRUCache<string, Held>({ max: 10_000 });
 
   constructor(readonly calls: SunatCalls) {}
 

@@ -141,6 +141,26 @@ describe("validarComprobantes through SUNAT's free API", () => {
     expect(body.extensions?.['cost']).toMatchObject({ estimated: 3, queries: 1 });
   });
 
+  it('holds no other caller while SUNAT is slow: lookups answer as before meanwhile', async () => {
+    stack = await startStack();
+    // Ten receipts SUNAT answers after 3 s each, five at a time: some 6 s of waiting on SUNAT.
+    const slow = Array.from({ length: 10 }, (_, i) => ({ ...RECEIPT, serieDocumento: 'SLNT', numeroDocumento: String(i + 1) }));
+    const started = Date.now();
+    const validating = validar(stack, slow, SUNAT_SAMPLE);
+    const times: number[] = [];
+    while (Date.now() - started < 4000) {
+      const t = performance.now();
+      const { body } = await stack.gql('{ contribuyente(ruc: "20100123453") { ruc } }');
+      expect(body.errors).toBeUndefined();
+      times.push(performance.now() - t);
+    }
+    const { answer } = await validating;
+    expect(answer!.comprobantes.every((c) => c?.fuente === 'SUNAT')).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5900);
+    expect(times.length).toBeGreaterThan(20);
+    expect(Math.max(...times)).toBeLessThan(500);
+  });
+
   it('validates as before, through the paid service, without credentials', async () => {
     stack = await startStack();
     const { answer, billed } = await validar(stack, [RECEIPT]);
