@@ -7,6 +7,7 @@ import { SunatCredentialsRejected, SunatRefused, SunatUnavailable } from '../../
 import { SunatReceipts, type SunatResult } from '../../src/sunat/receipts.js';
 import { SunatTokens } from '../../src/sunat/tokens.js';
 import type { ComprobanteBody } from '../../src/upstream/schemas.js';
+import { RECEIPT_BODY } from '../helpers.js';
 
 let sandbox: Sandbox;
 let calls: SunatCalls;
@@ -25,15 +26,7 @@ beforeEach(() => {
   sandbox.setFaults({});
 });
 
-const receipt = (over: Partial<ComprobanteBody> = {}): ComprobanteBody => ({
-  ruc_emisor: '20100123453',
-  codigo_tipo_documento: '01',
-  serie_documento: 'F001',
-  numero_documento: '1532',
-  fecha_de_emision: '2026-10-01',
-  total: '1180.00',
-  ...over,
-});
+const receipt = (over: Partial<ComprobanteBody> = {}): ComprobanteBody => ({ ...RECEIPT_BODY, ...over });
 const tokenCalls = () => sandbox.calls.filter((c) => c.path.includes('/oauth2/token'));
 const receiptCalls = () => sandbox.calls.filter((c) => c.path.endsWith('/validarcomprobante'));
 const stateOf = (r: SunatResult) => ('receipt' in r ? r.receipt.comprobante_estado_codigo : r.error.constructor.name);
