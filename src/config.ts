@@ -4,7 +4,7 @@ import { AuthEnv, authOf, checkAuth, resolvedAuth } from './config/auth.js';
 import { checkPadron, PadronEnv, padronOf, SANDBOX_PADRON, SANDBOX_PADRON_PATH } from './config/padron.js';
 import { deepFreeze, type DeepReadonly } from './config/freeze.js';
 import { WebhooksEnv, webhooksOf } from './config/webhooks.js';
-import { checkSunat, SANDBOX_SUNAT, SunatEnv, sunatOf } from './config/sunat.js';
+import { checkSunat, SANDBOX_SUNAT, SANDBOX_SUNAT_CREDENTIALS, SunatEnv, sunatOf } from './config/sunat.js';
 import { messageOf } from './config/issues.js';
 
 const SPANISH = z.locales.es();
@@ -294,7 +294,7 @@ export const GRAPHQL_PATH = '/graphql';
 /** The configuration of an empty environment: the defaults, for a part built without options (a test's client or store); stated once, in EnvSchema. */
 export const DEFAULTS: Config = loadConfig({});
 
-/** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's) and registers (PADRON=sandbox). */
+/** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's), registers (PADRON=sandbox) and SUNAT. */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
   const padron = config.padron?.source === SANDBOX_PADRON ? { ...config.padron, source: baseUrl + SANDBOX_PADRON_PATH } : config.padron;
   return deepFreeze({
@@ -306,6 +306,8 @@ export function withUpstream(config: Config, baseUrl: string, sandboxToken?: str
       ...config.sunat,
       apiUrl: config.sunat.apiUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.apiUrl,
       authUrl: config.sunat.authUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.authUrl,
+      // The sandbox's own SUNAT validates for free with its sample credentials, unless others are set.
+      credentials: config.sunat.credentials ?? (config.sunat.apiUrl === SANDBOX_SUNAT ? SANDBOX_SUNAT_CREDENTIALS : undefined),
     },
   });
 }

@@ -116,7 +116,13 @@ describe('PADRON', () => {
 describe('SUNAT_API_*', () => {
   it('points at the built-in sandbox without UPSTREAM_URL and at SUNAT with it, and takes the gateway’s credentials all together', () => {
     const sandbox = withUpstream(loadConfig({}), 'http://127.0.0.1:4010');
-    expect(sandbox.sunat).toMatchObject({ apiUrl: 'http://127.0.0.1:4010', authUrl: 'http://127.0.0.1:4010', credentials: undefined });
+    // npm start validates through the sandbox's SUNAT with its sample credentials; other credentials set are kept.
+    expect(sandbox.sunat).toMatchObject({
+      apiUrl: 'http://127.0.0.1:4010',
+      authUrl: 'http://127.0.0.1:4010',
+      credentials: { rucEmpresa: '20100123453', clientId: 'sandbox-client-id', clientSecret: 'sandbox-client-secret' },
+    });
+    expect(loadConfig({}).sunat.credentials).toBeUndefined();
     expect(loadConfig({ UPSTREAM_URL: 'https://api.apiperu.dev' }).sunat).toMatchObject({
       apiUrl: 'https://api.sunat.gob.pe',
       authUrl: 'https://api-seguridad.sunat.gob.pe',

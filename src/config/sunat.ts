@@ -5,6 +5,12 @@ import { secretFile } from './secret-file.js';
 export const SUNAT_API = 'https://api.sunat.gob.pe';
 export const SUNAT_AUTH = 'https://api-seguridad.sunat.gob.pe';
 export const SANDBOX_SUNAT = 'sandbox';
+/** The built-in sandbox's sample credentials (its banner prints them): `npm start` validates through its SUNAT with them. */
+export const SANDBOX_SUNAT_CREDENTIALS = {
+  rucEmpresa: '20100123453',
+  clientId: 'sandbox-client-id',
+  clientSecret: 'sandbox-client-secret',
+} as const;
 
 const host = (name: string) =>
   z.union([z.literal(SANDBOX_SUNAT), z.url({ protocol: /^https?$/, message: `${name} debe ser una URL http(s) o sandbox` })]).optional();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TAXPAYERS } from './taxpayers.js';
+import { SANDBOX_SUNAT_CREDENTIALS } from '../config/sunat.js';
 import type { Answer } from './records.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Answer } from './records.js';
  * credentials) and `validarcomprobante`, one receipt a call. Sample credentials are in the
  * banner; every state of a receipt comes from the sample data, and a few series trigger a fault.
  */
-export const SUNAT_SAMPLE = { rucEmpresa: '20100123453', clientId: 'sandbox-client-id', clientSecret: 'sandbox-client-secret' } as const;
+export const SUNAT_SAMPLE = SANDBOX_SUNAT_CREDENTIALS;
 
 export const SUNAT_TOKEN_PATH = /^\/v1\/clientesextranet\/([^/]{1,100})\/oauth2\/token\/?$/;
 export const SUNAT_RECEIPT_PATH = /^\/v1\/contribuyente\/contribuyentes\/(\d{11})\/validarcomprobante$/;

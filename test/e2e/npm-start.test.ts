@@ -68,11 +68,19 @@ describe('`npm start` with default settings (one process, the built-in sandbox)'
     expect(total(atOnce, 'cacheHits')).toBe(39);
   });
 
-  it('refuses a batch of 250 receipts, past the default cost limit, before any call', async () => {
+  it("answers README's query 2 as the README shows it: validated through the sandbox's SUNAT, for no plan query", async () => {
+    const { sent, shown, token } = readmeExample('2. A batch validation');
+    expect((await postBodyOnce(gateway.url, sent, { token })).body).toEqual(shown);
+  });
+
+  it('validates 250 receipts, past the default cost limit were they paid, through the sandbox’s SUNAT for free', async () => {
     const before = await sandboxCalls();
     const answer = await once(gateway.url, VALIDAR, { comprobantes: receipts(250) });
-    expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', retryable: false });
-    expect(await sandboxCalls()).toBe(before);
+    expect(answer.errors).toBeUndefined();
+    expect((answer.data?.['validarComprobantes'] as { cantidadDeComprobantes: number }).cantidadDeComprobantes).toBe(250);
+    expect(cost(answer)).toMatchObject({ estimated: 0, queries: 0, upstreamCalls: 0 });
+    // One call of SUNAT's a receipt (and its token, when not yet asked).
+    expect((await sandboxCalls()) - before).toBeGreaterThanOrEqual(250);
   });
 
   it('knows a registered hash: the hash alone works on every new connection', async () => {
