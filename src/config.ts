@@ -294,7 +294,10 @@ export const GRAPHQL_PATH = '/graphql';
 /** The configuration of an empty environment: the defaults, for a part built without options (a test's client or store); stated once, in EnvSchema. */
 export const DEFAULTS: Config = loadConfig({});
 
-/** The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the plan's), registers (PADRON=sandbox) and SUNAT. */
+/**
+ * The same configuration, pointed at `baseUrl` (main's built-in sandbox): its sign-in (AUTH_JWKS_URL=sandbox, `sandboxToken` the
+ * plan's), registers (PADRON=sandbox) and SUNAT.
+ */
 export function withUpstream(config: Config, baseUrl: string, sandboxToken?: string): Config {
   const padron = config.padron?.source === SANDBOX_PADRON ? { ...config.padron, source: baseUrl + SANDBOX_PADRON_PATH } : config.padron;
   return deepFreeze({

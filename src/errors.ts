@@ -24,18 +24,21 @@ export const ERROR_CODES = {
   RATE_LIMITED:
     'El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable.',
   UNAUTHENTICATED:
-    'Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio).',
+    'Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el ' +
+    'JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio).',
   AUTH_UNAVAILABLE:
     'Con AUTH_JWKS_URL: el proveedor de identidad no responde y ninguna clave guardada verifica el JWT (HTTP 503, sin llamar al servicio). Reintentable.',
   BUDGET_EXCEEDED:
-    'Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); extensions.budget dice cuándo se renueva.',
+    'Con AUTH_JWKS_URL: el usuario gastó su presupuesto de consultas del plan (BUDGET_QUERIES por BUDGET_WINDOW_MS); ' +
+    'extensions.budget dice cuándo se renueva.',
   BUDGET_UNAVAILABLE:
     'Con AUTH_JWKS_URL y BUDGET_WHEN_STORE_DOWN=refuse: el contador compartido de presupuestos (Redis) no responde; no se llamó al servicio. Reintentable.',
   FORBIDDEN: 'El plan del token no permite la operación (HTTP 403), p. ej. licencias en el plan gratuito.',
   UPSTREAM_UNAVAILABLE:
     'El servicio no está disponible: 503 u otro 5xx, error de red o tiempo agotado antes de una respuesta 2xx. Reintentable.',
   UPSTREAM_ERROR:
-    'El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx.',
+    'El servicio respondió algo inutilizable: un 2xx ilegible, incompleto, de otro ' +
+    'documento o fuera de esquema (ya cobrado, nunca reintentado), un 3xx u otro 4xx.',
   INTERNAL_SERVER_ERROR: 'Falla interna del gateway (el detalle se oculta).',
   GRAPHQL_PARSE_FAILED: 'El documento GraphQL no se pudo analizar.',
   GRAPHQL_VALIDATION_FAILED: 'El documento GraphQL no es válido para el esquema.',
@@ -58,7 +61,8 @@ export const ERROR_CODES = {
   ALIAS_LIMIT_EXCEEDED: 'La operación supera MAX_ALIASES; para muchos RUC use contribuyentes(rucs).',
   DIRECTIVE_LIMIT_EXCEEDED: 'La operación supera MAX_DIRECTIVES.',
   REGISTER_UNAVAILABLE:
-    'El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio.',
+    'El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), ' +
+    'aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio.',
   COST_LIMIT_EXCEEDED: 'Más consultas del plan que MAX_OPERATION_COST: la operación, antes de llamar; o el campo cuya llamada lo pasaría.',
   SUNAT_CREDENTIALS_REJECTED:
     'SUNAT rechazó las credenciales de su API (credencialesApi o SUNAT_API_*): no se validó ningún comprobante con ellas. No reintentable.',
@@ -219,22 +223,26 @@ export const REFUSALS = {
   operationCost: {
     code: 'COST_LIMIT_EXCEEDED',
     words: ({ estimated, max }: { estimated: number; max: number }) =>
-      `La operación podría consumir hasta ${estimated} consultas del plan; el máximo por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
+      `La operación podría consumir hasta ${estimated} consultas del plan; el máximo ` +
+      `por operación es ${max} (MAX_OPERATION_COST). Divídala en varias operaciones.`,
   },
   callCost: {
     code: 'COST_LIMIT_EXCEEDED',
     words: ({ cost, spent, limit }: { cost: number; spent: number; limit: number }) =>
-      `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`,
+      `Esta llamada costaría ${cost} consultas del plan y la operación ya gastó ${spent} ` +
+      `de ${limit} (MAX_OPERATION_COST): no se hizo. Pida menos en una operación.`,
   },
   budgetExceeded: {
     code: 'BUDGET_EXCEEDED',
     words: ({ cost, spent, limit, resetAt }: { cost: number; spent: number; limit: number; resetAt: string }) =>
-      `Su presupuesto no alcanza: esta llamada cuesta ${cost} y lleva ${spent} de ${limit} consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`,
+      `Su presupuesto no alcanza: esta llamada cuesta ${cost} y lleva ${spent} de ${limit} ` +
+      `consultas del plan gastadas; se renueva el ${resetAt}. No se llamó al servicio.`,
   },
   budgetUnavailable: {
     code: 'BUDGET_UNAVAILABLE',
     words:
-      'El contador de presupuestos compartido no responde y el gateway no llama al servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.',
+      'El contador de presupuestos compartido no responde y el gateway no llama al ' +
+      'servicio sin él (BUDGET_WHEN_STORE_DOWN=refuse); reintente en unos segundos.',
   },
   notTrusted: {
     code: 'DOCUMENT_NOT_TRUSTED',
@@ -344,7 +352,8 @@ export const REFUSALS = {
   sunatCredentialsRejected: {
     code: 'SUNAT_CREDENTIALS_REJECTED',
     words: ({ why }: { why: string }) =>
-      `SUNAT rechazó las credenciales de su API (${why}): revise clientId, clientSecret y rucEmpresa, y que la aplicación esté registrada para la consulta de validez.`,
+      `SUNAT rechazó las credenciales de su API (${why}): revise clientId, clientSecret ` +
+      `y rucEmpresa, y que la aplicación esté registrada para la consulta de validez.`,
   },
   sunatUnavailable: {
     code: 'UPSTREAM_UNAVAILABLE',

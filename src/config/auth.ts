@@ -15,7 +15,10 @@ export const SANDBOX_JWKS_PATH = '/.well-known/jwks.json';
  * plan's token, and each subject has a budget of plan queries (docs/auth.md).
  */
 export const AuthEnv = z.object({
-  /** JWKS of the identity provider: with it, every request needs a JWT signed by one of its keys, and the gateway calls with UPSTREAM_TOKEN. `sandbox`: the built-in sandbox's. @default unset: the caller's token goes upstream as it is */
+  /**
+   * JWKS of the identity provider: with it, every request needs a JWT signed by one of its keys, and the gateway calls with
+   * UPSTREAM_TOKEN. `sandbox`: the built-in sandbox's. @default unset: the caller's token goes upstream as it is
+   */
   AUTH_JWKS_URL: z
     .union([z.literal(SANDBOX_IDENTITY), z.url({ protocol: /^https?$/, message: 'AUTH_JWKS_URL debe ser una URL http(s) o sandbox' })])
     .optional(),

@@ -241,7 +241,10 @@ async function readRows(path: string, flags: Float64Array[], sorter: RowSorter, 
   return { modified, lines, skips, skipped };
 }
 
-/** Phase 2: the rows in RUC order, appended in transactions and given to each step; a RUC listed again keeps its first line (a later one may be an impostor's name). */
+/**
+ * Phase 2: the rows in RUC order, appended in transactions and given to each step; a RUC listed again keeps its first line (a later
+ * one may be an impostor's name).
+ */
 async function writeRows(db: RootDatabase<string, string>, sorter: RowSorter, steps: StepRun[], signal?: AbortSignal) {
   let rows = 0;
   let duplicates = 0;

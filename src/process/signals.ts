@@ -15,7 +15,10 @@ export function cannotListen(config: Config, code: (typeof LISTEN_ERRORS)[number
     case 'EACCES':
       return `Cannot listen on ${where}: permission denied (EACCES). Use a port above 1023, or set PORT.`;
     case 'ENOTFOUND':
-      return `Cannot listen on ${where}: HOST ${config.host} does not resolve (ENOTFOUND). Set HOST to an address of this machine, such as 0.0.0.0 or 127.0.0.1.`;
+      return (
+        `Cannot listen on ${where}: HOST ${config.host} does not resolve (ENOTFOUND). ` +
+        `Set HOST to an address of this machine, such as 0.0.0.0 or 127.0.0.1.`
+      );
     case 'EADDRNOTAVAIL':
       return `Cannot listen on ${where}: HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL). Set HOST to one, such as 0.0.0.0 or 127.0.0.1.`;
     default:

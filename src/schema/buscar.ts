@@ -57,7 +57,9 @@ builder.queryFields((t) => ({
     args: {
       texto: t.arg.string({
         required: true,
-        description: `Palabras del nombre, en cualquier orden, cada una el comienzo de una palabra distinta (com andi: COMERCIAL ANDINA S.A.C.); 11 dígitos: ese RUC; 8 dígitos: el RUC 10 de ese DNI. De 3 letras o dígitos a ${MAX_TEXT} caracteres.`,
+        description:
+          `Palabras del nombre, en cualquier orden, cada una el comienzo de una palabra distinta (com andi: COMERCIAL ANDINA ` +
+          `S.A.C.); 11 dígitos: ese RUC; 8 dígitos: el RUC 10 de ese DNI. De 3 letras o dígitos a ${MAX_TEXT} caracteres.`,
       }),
       filtro: t.arg({ type: FiltroBusqueda, required: false }),
       first: t.arg.int({ required: false, defaultValue: 10, description: `Cuántos por página: 1 a ${MAX_PAGE}.` }),

@@ -155,7 +155,8 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
 
 const CredencialesApiSunatInput = builder.inputType('CredencialesApiSunatInput', {
   description:
-    'Credenciales de la API de SUNAT de la empresa (SUNAT Operaciones en Línea, Consulta de Validez). Son secretas: el gateway nunca las registra ni las devuelve.',
+    'Credenciales de la API de SUNAT de la empresa (SUNAT Operaciones en Línea, ' +
+    'Consulta de Validez). Son secretas: el gateway nunca las registra ni las devuelve.',
   // Read by src/pipeline/secrets.ts: written in a document it is refused, and a malformed variable is refused without being printed.
   extensions: { secret: true },
   fields: (t) => ({
@@ -304,7 +305,8 @@ const ValidacionComprobantes = builder.objectRef<Validacion>('ValidacionComproba
       type: [ComprobanteValidado],
       nullable: { list: false, items: true },
       description:
-        'Un resultado por comprobante, en el orden enviado; null donde falló la llamada de ese comprobante (su error, en el primero de esa llamada, dice cuáles cubría en extensions.receipts).',
+        'Un resultado por comprobante, en el orden enviado; null donde falló la llamada de ese ' +
+        'comprobante (su error, en el primero de esa llamada, dice cuáles cubría en extensions.receipts).',
       // A failed call's error, on its first receipt, rejects that position alone.
       resolve: (r) => r.entries.map((e) => (e instanceof GraphQLError ? Promise.reject(e) : e)),
     }),
@@ -325,7 +327,8 @@ builder.mutationFields((t) => ({
     type: ValidacionComprobantes,
     nullable: true,
     ...billed(
-      `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe. ` +
+      `Valida comprobantes (hasta MAX_RECEIPTS, ${DEFAULT_MAX_RECEIPTS} por defecto), ` +
+        `en llamadas de hasta ${RECEIPTS_PER_CALL}. REST: POST /validacion-multiple-cpe. ` +
         'Con credencialesApi (o las del gateway, SUNAT_API_*), cada uno se consulta gratis a la API de SUNAT (fuente SUNAT, 0 consultas).',
       {
         ...RECEIPT_BATCH_BILLING,

@@ -118,7 +118,10 @@ builder.queryFields((t) => ({
     type: [Contribuyente],
     nullable: { list: false, items: true },
     ...billed(
-      `Varios contribuyentes en una llamada: hasta MAX_RUCS_PER_LIST RUC (10000 por defecto); los que el padrón del gateway guarda cuestan 0, y de los demás van hasta ${MAX_RUCS}. Un RUC repetido se consulta una sola vez. Con @stream llegan los primeros mientras se leen los demás. REST: POST /ruc por cada RUC distinto que el padrón no guarda.`,
+      'Varios contribuyentes en una llamada: hasta MAX_RUCS_PER_LIST RUC (10000 por defecto); ' +
+        `los que el padrón del gateway guarda cuestan 0, y de los demás van hasta ${MAX_RUCS}. ` +
+        'Un RUC repetido se consulta una sola vez. Con @stream llegan los primeros mientras se leen los demás. ' +
+        'REST: POST /ruc por cada RUC distinto que el padrón no guarda.',
       {
         weight: LOOKUPS.ruc.price,
         argument: 'rucs',

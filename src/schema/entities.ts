@@ -56,7 +56,9 @@ export function billedEntities(field: GraphQLFieldConfig<unknown, Context>): Gra
   const prices = Object.entries(ENTITY_BILLING).map(([type, { field: key, weight }]) => `${weight} por ${type} (${key}) distinto`);
   return {
     ...field,
-    description: `Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave (REST: POST /ruc, POST /licencia-conducir, POST /dni; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
+    description:
+      'Entidades de la federación, para un router: cada referencia se consulta como cualquier otra, una vez por clave ' +
+      `(REST: POST /ruc, POST /licencia-conducir, POST /dni; hasta ${MAX_RUCS} referencias). Costo: ${prices.join(', ')}.`,
     extensions: { ...field.extensions, billing },
     resolve: (source, args: { representations?: unknown[] }, ctx, info) => {
       const representations = args.representations ?? [];

@@ -24,4 +24,5 @@ export const consultadoEn = (record: Received): string => new Date(record.receiv
 
 /** What `consultadoEn` says, on every record type. */
 export const CONSULTADO_EN =
-  'Cuándo recibió el gateway este registro del servicio (ISO 8601, UTC). Un registro guardado en caché conserva esa hora; uno respondido con el servicio caído figura además en extensions.stale.';
+  'Cuándo recibió el gateway este registro del servicio (ISO 8601, UTC). Un registro guardado en ' +
+  'caché conserva esa hora; uno respondido con el servicio caído figura además en extensions.stale.';

@@ -89,7 +89,8 @@ builder.mutationFields((t) => ({
     type: SuscripcionCreada,
     ...billed(
       'Vigila RUC: cada cambio del padrón que los toque se envía a la URL, firmado (Standard Webhooks). El secreto se muestra solo aquí. ' +
-        'REST: POST /ruc del primer RUC, solo si el token no tiene otra suscripción (prueba ante el servicio que es de un plan; nunca con inicio de sesión); si no, 0.',
+        'REST: POST /ruc del primer RUC, solo si el token no tiene otra suscripción ' +
+        '(prueba ante el servicio que es de un plan; nunca con inicio de sesión); si no, 0.',
       { weight: LOOKUPS.ruc.price },
     ),
     args: {

@@ -75,7 +75,9 @@ export class Metrics {
   });
   readonly #cache = new Counter({
     name: 'gateway_cache_lookups_total',
-    help: 'Lookups by cache result: local (the register kept by the gateway), hit (from the cache), flight (joined a call in flight), miss (called upstream), stale (the last good record, the upstream being down)',
+    help:
+      'Lookups by cache result: local (the register kept by the gateway), hit (from the cache), flight (joined ' +
+      'a call in flight), miss (called upstream), stale (the last good record, the upstream being down)',
     labelNames: ['op', 'result'] as const,
     registers: [this.registry],
   });

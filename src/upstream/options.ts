@@ -38,7 +38,10 @@ export interface UpstreamCaller {
   token: string | undefined;
   /** Stands for the caller (a hash of the token) when callers take turns for the upstream's connections. */
   caller?: string | undefined;
-  /** Stands for the token the calls carry, when it is not the caller's own (one plan for every signed-in caller): the upstream throttles a token. @default caller */
+  /**
+   * Stands for the token the calls carry, when it is not the caller's own (one plan for every signed-in caller): the upstream
+   * throttles a token. @default caller
+   */
   throttledAs?: string | undefined;
   /** `aborted` once the caller has left (an AbortSignal will do): a call not yet sent is then not sent. */
   signal?: { readonly aborted: boolean } | undefined;
