@@ -28,6 +28,8 @@ import type { Register } from './padron/register.js';
 import { Webhooks } from './webhooks/webhooks.js';
 import { startRegister } from './padron/start.js';
 import { SunatValidation } from './sunat/validation.js';
+import { rateMonthsOnDisk, SunatRates } from './sunat/rates.js';
+import { redisRateMonths } from './data/rate-months.js';
 import { useSignIn } from './pipeline/sign-in.js';
 import { SigningKeys } from './pipeline/signing-keys.js';
 import { CachedLookups } from './data/lookups.js';
@@ -88,6 +90,7 @@ export function createApp(config: Config, options: AppOptions): App {
     tracing,
     ...{ register, webhooks },
     sunat: new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs }),
+    rates: ratesOf(config, link),
     lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
     report: new OperationReport({ logger, metrics, tracing }),
@@ -135,6 +138,14 @@ function fastPathOf(config: Config, yoga: Yoga, parts: Parts): FastPath {
   });
 }
 
+/** SUNAT's month listing of exchange rates, its months kept in Redis for the fleet, else beside the register. */
+function ratesOf(config: Config, link: RedisLink | undefined): SunatRates | undefined {
+  const { ratesUrl, ratesDir, timeoutMs } = config.sunat;
+  if (!ratesUrl) return undefined;
+  const store = link ? redisRateMonths(link) : rateMonthsOnDisk(ratesDir);
+  return new SunatRates({ baseUrl: ratesUrl, timeoutMs, store });
+}
+
 /** What the plugins and the fast path share. */
 interface Parts {
   upstream: UpstreamClient;
@@ -152,6 +163,8 @@ interface Parts {
   webhooks: Webhooks;
   /** SUNAT's free receipt validation, with a call's credentials or the gateway's own. */
   sunat: SunatValidation;
+  /** SUNAT's exchange rates (TIPO_DE_CAMBIO); undefined: the paid lookup only. */
+  rates: SunatRates | undefined;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -177,6 +190,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       register: parts.register,
       webhooks: parts.webhooks,
       sunat: parts.sunat,
+      rates: parts.rates,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -200,8 +214,22 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
 
 /** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
-  const { upstream, link, apqStore, budgets, signInKeys, register, webhooks, sunat, metrics, tracing, documentCache, report, pluginList } =
-    parts;
+  const {
+    upstream,
+    link,
+    apqStore,
+    budgets,
+    signInKeys,
+    register,
+    webhooks,
+    sunat,
+    rates,
+    metrics,
+    tracing,
+    documentCache,
+    report,
+    pluginList,
+  } = parts;
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
@@ -236,9 +264,15 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 7. Close the upstream pools, the stores and tracing with the app.
     {
       onDispose: () =>
-        Promise.all([upstream.close(), signInKeys?.close(), register?.close(), webhooks.close(), sunat.close(), tracing?.shutdown()]).then(
-          () => link?.close(),
-        ),
+        Promise.all([
+          upstream.close(),
+          signInKeys?.close(),
+          register?.close(),
+          webhooks.close(),
+          sunat.close(),
+          rates?.close(),
+          tracing?.shutdown(),
+        ]).then(() => link?.close()),
     },
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,

@@ -309,6 +309,7 @@ export function withUpstream(config: Config, baseUrl: string, sandboxToken?: str
       ...config.sunat,
       apiUrl: config.sunat.apiUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.apiUrl,
       authUrl: config.sunat.authUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.authUrl,
+      ratesUrl: config.sunat.ratesUrl === SANDBOX_SUNAT ? baseUrl : config.sunat.ratesUrl,
       // The sandbox's own SUNAT validates for free with its sample credentials, unless others are set.
       credentials: config.sunat.credentials ?? (config.sunat.apiUrl === SANDBOX_SUNAT ? SANDBOX_SUNAT_CREDENTIALS : undefined),
     },

@@ -360,6 +360,19 @@ export const REFUSALS = {
     words: ({ why }: { why: string }) => `La API de SUNAT no respondió (${why}); reintente en unos minutos.`,
   },
   sunatRefusedReceipt: { code: 'INVALID_INPUT', words: ({ why }: { why: string }) => `SUNAT no valida este comprobante: ${why}` },
+  rateRange: {
+    code: 'INVALID_INPUT',
+    words: ({ max }: { max: number }) => `desde y hasta: desde no posterior a hasta, a lo más ${max} días`,
+  },
+  rateInFuture: {
+    code: 'INVALID_INPUT',
+    words: ({ today }: { today: string }) => `hasta: no posterior a hoy en Lima (${today}); SUNAT aún no publica esos días`,
+  },
+  ratesOff: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    retryable: false,
+    words: 'Este gateway no lee la lista de tipos de cambio de SUNAT (TIPO_DE_CAMBIO=servicio); pida tipoDeCambio por fecha.',
+  },
 
   // Subscriptions: webhooks and live feeds.
   noSubscriptions: { code: 'REGISTER_UNAVAILABLE', retryable: false, words: 'Este gateway no guarda suscripciones.' },

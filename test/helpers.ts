@@ -1,5 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -35,15 +37,23 @@ export async function untilReady(urls: readonly string[], withinMs = 20_000): Pr
 }
 
 /** One of the README's worked queries, by the words its heading starts with: what it sends, with which token, and the answer it shows. */
-export function readmeExample(heading: string): {
+export function readmeExample(heading: string): ReturnType<typeof docExample> {
+  return docExample('README.md', `**${heading}`);
+}
+
+/** The first curl example after `marker` in `file` (a doc under docs/, say), and the answer shown after it. */
+export function docExample(
+  file: string,
+  marker: string,
+): {
   sent: { query: string; variables?: Record<string, unknown> };
   token: string;
   shown: unknown;
 } {
-  const readme = readFileSync('README.md', 'utf8');
-  const at = readme.indexOf(`**${heading}`);
-  if (at < 0) throw new Error(`README has no worked query "${heading}"`);
-  const section = readme.slice(at);
+  const text = readFileSync(file, 'utf8');
+  const at = text.indexOf(marker);
+  if (at < 0) throw new Error(`${file} has no "${marker}"`);
+  const section = text.slice(at);
   return {
     sent: JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string; variables?: Record<string, unknown> },
     token: /authorization: Bearer ([\w-]+)/.exec(section)![1]!,
@@ -108,6 +118,8 @@ export interface StackOptions {
 /** Sandbox + gateway, each a real HTTP server on 127.0.0.1, port 0. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const sandbox = options.sharedSandbox ?? (await startSandbox({ slowMs: 1500, ...options.sandbox }));
+  // A directory of its own (months of SUNAT's rates, the register): nothing kept by another test is read.
+  const ownDir = options.env?.['PADRON_DIR'] ? undefined : mkdtempSync(join(tmpdir(), 'stack-'));
   const config = loadConfig({
     UPSTREAM_URL: sandbox.url + (options.upstreamPath ?? ''),
     LOG_LEVEL: 'debug',
@@ -118,6 +130,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // SUNAT's free API at the sandbox too, as the built-in sandbox of npm start has it.
     SUNAT_API_URL: sandbox.url,
     SUNAT_AUTH_URL: sandbox.url,
+    TIPO_DE_CAMBIO: sandbox.url,
+    ...(ownDir ? { PADRON_DIR: ownDir } : {}),
     ...options.env,
   });
   const logs: string[] = [];
@@ -150,6 +164,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       server.closeAllConnections();
       await app.dispose();
       if (!options.sharedSandbox) await sandbox.close();
+      if (ownDir) rmSync(ownDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { secretFile } from './secret-file.js';
 
@@ -5,6 +6,8 @@ import { secretFile } from './secret-file.js';
 export const SUNAT_API = 'https://api.sunat.gob.pe';
 export const SUNAT_AUTH = 'https://api-seguridad.sunat.gob.pe';
 export const SANDBOX_SUNAT = 'sandbox';
+/** SUNAT's page of exchange rates, whose month listing `TIPO_DE_CAMBIO=sunat` reads. */
+export const SUNAT_RATES_HOST = 'https://e-consulta.sunat.gob.pe';
 /** The built-in sandbox's sample credentials (its banner prints them): `npm start` validates through its SUNAT with them. */
 export const SANDBOX_SUNAT_CREDENTIALS = {
   rucEmpresa: '20100123453',
@@ -40,9 +43,19 @@ export const SunatEnv = z.object({
   SUNAT_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** `servicio`: a receipt SUNAT could not answer (down, after the retries) goes to the paid service, billed. @default 'off' */
   SUNAT_API_FALLBACK: z.enum(['off', 'servicio']).default('off'),
+  /**
+   * Whose exchange rates: `sunat` (SUNAT's month listing, free), `sandbox`, `servicio` (always the paid lookup), or a mirror's
+   * base URL answering SUNAT's listing path. @default `sunat` with UPSTREAM_URL set; `sandbox` without
+   */
+  TIPO_DE_CAMBIO: z
+    .union([
+      z.enum(['sunat', SANDBOX_SUNAT, 'servicio']),
+      z.url({ protocol: /^https?$/, message: 'TIPO_DE_CAMBIO debe ser sunat, sandbox, servicio o una URL http(s)' }),
+    ])
+    .optional(),
 });
 
-type Env = z.output<typeof SunatEnv> & { UPSTREAM_URL?: string | undefined };
+type Env = z.output<typeof SunatEnv> & { UPSTREAM_URL?: string | undefined; PADRON_DIR: string };
 
 export function checkSunat(env: Env, ctx: z.RefinementCtx): void {
   const secret = env.SUNAT_API_CLIENT_SECRET ?? env.SUNAT_API_CLIENT_SECRET_FILE;
@@ -69,12 +82,21 @@ export function sunatOf(e: Env) {
     concurrency: e.SUNAT_API_CONCURRENCY,
     timeoutMs: e.SUNAT_API_TIMEOUT_MS,
     fallback: e.SUNAT_API_FALLBACK,
+    /** Where SUNAT's month listing of exchange rates is read; undefined: the paid lookup only. */
+    ratesUrl: ratesUrlOf(e.TIPO_DE_CAMBIO ?? (e.UPSTREAM_URL ? 'sunat' : SANDBOX_SUNAT)),
+    /** Where read months of rates are kept without Redis. */
+    ratesDir: join(e.PADRON_DIR, 'tipo-de-cambio'),
     /** The gateway's own credentials; undefined: only a call's `credencialesApi` goes to SUNAT. */
     credentials:
       e.SUNAT_API_CLIENT_ID && secret && e.SUNAT_API_RUC
         ? { rucEmpresa: e.SUNAT_API_RUC, clientId: e.SUNAT_API_CLIENT_ID, clientSecret: secret }
         : undefined,
   };
+}
+
+function ratesUrlOf(setting: string): string | undefined {
+  if (setting === 'servicio') return undefined;
+  return setting === 'sunat' ? SUNAT_RATES_HOST : setting;
 }
 
 export type SunatSettings = ReturnType<typeof sunatOf>;

@@ -155,8 +155,7 @@ function handle(
     const answer =
       size > MAX_BODY
         ? fail(413, 'payload_too_large', 'Cuerpo demasiado grande')
-        : (sunat.answer(req.method, path, req.headers.authorization, text) ??
-          rest.answer(req.method, path, req.headers.authorization, body));
+        : (sunat.answer(req.method, path, req.headers, text) ?? rest.answer(req.method, path, req.headers.authorization, body));
     traffic.keep({ method: req.method ?? '', path, headers: req.headers, body, status: answer.status, remotePort: req.socket.remotePort });
     send(res, answer);
   });

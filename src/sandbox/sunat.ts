@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { TAXPAYERS } from './taxpayers.js';
-import { SANDBOX_SUNAT_CREDENTIALS } from '../config/sunat.js';
+import { SANDBOX_SUNAT_CREDENTIALS, SUNAT_RATES_HOST } from '../config/sunat.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { SUNAT_RATES_PATH } from '../sunat/rates.js';
+import { todayInLima } from '../upstream/dates.js';
+import { asText, publishedDay, rateOf } from './rates.js';
 import type { Answer } from './records.js';
 
 /**
@@ -43,12 +47,13 @@ export class SunatDouble {
   /** The receipts of the expiring series already asked. */
   readonly #expiredBy = new Set<string>();
 
-  answer(method: string | undefined, path: string, authorization: string | undefined, text: string): Answer | undefined {
+  answer(method: string | undefined, path: string, headers: IncomingHttpHeaders, text: string): Answer | undefined {
     if (method !== 'POST') return undefined;
+    if (path === SUNAT_RATES_PATH) return rateListing(headers, text);
     const token = SUNAT_TOKEN_PATH.exec(path);
     if (token) return this.#token(decodeURIComponent(token[1]!), text);
     const receipt = SUNAT_RECEIPT_PATH.exec(path);
-    if (receipt) return this.#validate(receipt[1]!, authorization, text);
+    if (receipt) return this.#validate(receipt[1]!, headers.authorization, text);
     return undefined;
   }
 
@@ -124,4 +129,35 @@ export class SunatDouble {
     if (tipo === 'R1') return data('3');
     return data('1');
   }
+}
+
+/**
+ * SUNAT's month listing of exchange rates (sunat-api.md): `mes` from 0, `[]` for an empty token,
+ * a 403 page without the browser's Referer and Origin, and the same rates as the paid sandbox's,
+ * for each business day of the month up to today in Lima.
+ */
+function rateListing(headers: IncomingHttpHeaders, text: string): Answer {
+  if (!String(headers.referer ?? '').startsWith(SUNAT_RATES_HOST) || headers.origin !== SUNAT_RATES_HOST)
+    return { status: 403, contentType: 'text/html', raw: '<html><body>Request Rejected</body></html>' };
+  let asked: { anio?: unknown; mes?: unknown; token?: unknown };
+  try {
+    asked = JSON.parse(text) as typeof asked;
+  } catch {
+    return { status: 400, json: [] };
+  }
+  const { anio, mes, token } = asked;
+  if (typeof token !== 'string' || token === '' || !Number.isInteger(anio) || !Number.isInteger(mes) || Number(mes) < 0 || Number(mes) > 11)
+    return { status: 200, json: [] };
+  const month = `${String(anio).padStart(4, '0')}-${String(Number(mes) + 1).padStart(2, '0')}`;
+  const today = todayInLima();
+  const rows: { fecPublica: string; valTipo: string; codTipo: 'C' | 'V' }[] = [];
+  for (let d = 1; d <= 31; d++) {
+    const day = `${month}-${String(d).padStart(2, '0')}`;
+    if (day > today || Number.isNaN(Date.parse(day)) || !new Date(`${day}T00:00:00Z`).toISOString().startsWith(day)) break;
+    if (day < '2000-01-01' || publishedDay(day) !== day) continue;
+    const [compra, venta] = rateOf(day);
+    const fecPublica = `${day.slice(8, 10)}/${day.slice(5, 7)}/${day.slice(0, 4)}`;
+    rows.push({ fecPublica, valTipo: asText(compra), codTipo: 'C' }, { fecPublica, valTipo: asText(venta), codTipo: 'V' });
+  }
+  return { status: 200, json: rows };
 }

@@ -11,6 +11,7 @@ import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { Register } from '../padron/register.js';
 import type { SunatValidation } from '../sunat/validation.js';
+import type { SunatRates } from '../sunat/rates.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
@@ -36,6 +37,8 @@ export interface Context {
   readonly webhooks: Webhooks | undefined;
   /** SUNAT's free receipt validation; undefined in a context built without it. */
   readonly sunat: SunatValidation | undefined;
+  /** SUNAT's exchange rates (TIPO_DE_CAMBIO); undefined: the paid lookup only. */
+  readonly rates: SunatRates | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
   readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
@@ -57,6 +60,7 @@ export interface ContextOptions {
   register?: PadronSearch | undefined;
   webhooks?: Webhooks | undefined;
   sunat?: SunatValidation | undefined;
+  rates?: SunatRates | undefined;
 }
 
 /** What the schema asks of SUNAT's register beyond lookups. */
@@ -93,6 +97,7 @@ export function createContextFactory(options: ContextOptions) {
     register,
     webhooks,
     sunat,
+    rates,
   } = options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
@@ -149,7 +154,18 @@ export function createContextFactory(options: ContextOptions) {
           }
         : {}),
     };
-    return { token, upstream, call, loaders: createLoaders(lookups, call, concurrency), state, limits, padron: register, webhooks, sunat };
+    return {
+      token,
+      upstream,
+      call,
+      loaders: createLoaders(lookups, call, concurrency),
+      state,
+      limits,
+      padron: register,
+      webhooks,
+      sunat,
+      rates,
+    };
   };
 }
 

@@ -22,7 +22,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 describe('metrics at /metrics', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { CACHE: 'on', UPSTREAM_RETRIES: '1', BREAKER_MIN_CALLS: '1000000' } });
+    stack = await startStack({ env: { CACHE: 'on', UPSTREAM_RETRIES: '1', BREAKER_MIN_CALLS: '1000000', TIPO_DE_CAMBIO: 'servicio' } });
   });
   afterAll(() => stack.close());
 

@@ -32,6 +32,8 @@ beforeAll(async () => {
     CACHE_KEY_SECRET: SECRET,
     CACHE_TTL_RUC_SUNAT_MS: '500',
     UPSTREAM_RETRIES: '0',
+    // The paid rate lookup is shared like the others; SUNAT's months are shared in test/e2e/tipo-de-cambio.test.ts.
+    TIPO_DE_CAMBIO: 'servicio',
   };
   // Two gateway instances, one upstream, one Redis: as behind a load balancer.
   a = await startStack({ sharedSandbox: sandbox, env });

@@ -77,8 +77,8 @@ describe('the contract (shared/design/contract.md)', () => {
   it('names the REST operation and the plan cost in every root field description', () => {
     for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
       // Federation's `_service` reaches nothing; `_entities` says what each reference costs; the search and the changes read the register
-      // alone, and the subscriptions are the gateway's own.
-      const own = ['buscarContribuyentes', 'cambiosPadron', 'suscripciones', 'cambiarSuscripcion', 'eliminarSuscripcion'];
+      // alone, the subscriptions are the gateway's own, and SUNAT's free services are SUNAT's.
+      const own = ['buscarContribuyentes', 'cambiosPadron', 'suscripciones', 'cambiarSuscripcion', 'eliminarSuscripcion', 'tiposDeCambio'];
       for (const field of Object.values(root.getFields()).filter((f) => f.name !== '_service')) {
         if (!own.includes(field.name)) expect(field.description, field.name).toMatch(/REST: POST \/[a-z-]+/);
         expect(field.description, field.name).toMatch(/Costo: /);
