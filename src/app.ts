@@ -2,7 +2,7 @@ import type { CORSOptions } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaLogger, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { GRAPHQL_PATH, type Config } from './config.js';
-import { createContextFactory, type Context, type ServerContext } from './schema/context.js';
+import { bearerToken, createContextFactory, type Context, type ServerContext } from './schema/context.js';
 import { maskError } from './errors.js';
 import { corsOptions, useNoNullOrigin } from './http/cors.js';
 import { graphiqlOptions, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
@@ -29,8 +29,10 @@ import { Webhooks } from './webhooks/webhooks.js';
 import { startRegister } from './padron/start.js';
 import { SunatValidation } from './sunat/validation.js';
 import { rateMonthsOnDisk, SunatRates } from './sunat/rates.js';
+import { ValidationJobs } from './sunat/jobs.js';
 import { redisRateMonths } from './data/rate-months.js';
-import { useSignIn } from './pipeline/sign-in.js';
+import { createVerifier, useSignIn } from './pipeline/sign-in.js';
+import { csvOf } from './http/validation-csv.js';
 import { SigningKeys } from './pipeline/signing-keys.js';
 import { CachedLookups } from './data/lookups.js';
 import { schema } from './schema/index.js';
@@ -79,6 +81,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const link = createRedisLink(config, { logger, metrics });
   const store = createStore(config, link);
   const { register, webhooks } = createRegister(config, { logger, link, metrics });
+  const sunat = new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs });
   const parts: Parts = {
     upstream,
     store,
@@ -89,7 +92,8 @@ export function createApp(config: Config, options: AppOptions): App {
     metrics,
     tracing,
     ...{ register, webhooks },
-    sunat: new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs }),
+    sunat,
+    jobs: new ValidationJobs({ ...config.sunat.jobs, keySecret: config.cache.keySecret }, sunat, logger),
     rates: ratesOf(config, link),
     lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
@@ -98,6 +102,7 @@ export function createApp(config: Config, options: AppOptions): App {
     logging: yogaLogging(logger, { holdsThePlan: config.auth !== undefined }),
     pluginList: usePluginList(),
   };
+  parts.jobs.start();
   const yoga = createYoga<ServerContext, Context>({
     ...yogaOptions(config, options, parts),
     plugins: plugins(config, parts, options.plugins ?? []),
@@ -119,6 +124,7 @@ export function createApp(config: Config, options: AppOptions): App {
     corsOrigins: config.corsOrigins,
     graphiql: config.graphiql,
     knowsDocument: parts.documentCache.knows,
+    validationCsv: csvFinder(config, parts),
     stopping: () => void (stopping = true),
     endStreams: () => parts.webhooks.live.end(),
     dispose: async () => void (await yoga.dispose()),
@@ -146,6 +152,24 @@ function ratesOf(config: Config, link: RedisLink | undefined): SunatRates | unde
   return new SunatRates({ baseUrl: ratesUrl, timeoutMs, store });
 }
 
+/** A job's CSV for the caller an Authorization header is: its token's, or in sign-in mode its verified subject's. */
+function csvFinder(config: Config, parts: Parts): NonNullable<HttpApp['validationCsv']> {
+  const { jobs, signInKeys } = parts;
+  const verify = config.auth && signInKeys ? createVerifier({ ...config.auth, keys: signInKeys }) : undefined;
+  return async (authorization, id) => {
+    const token = bearerToken(authorization ?? null);
+    if (!token) return undefined;
+    let subject: string | undefined;
+    if (verify) {
+      const verified = await verify(token);
+      if (!('subject' in verified)) return undefined;
+      subject = verified.subject;
+    }
+    const job = await jobs.get(await jobs.ownerOf({ subject, token }), id);
+    return job && csvOf(jobs.allRows(job));
+  };
+}
+
 /** What the plugins and the fast path share. */
 interface Parts {
   upstream: UpstreamClient;
@@ -165,6 +189,8 @@ interface Parts {
   sunat: SunatValidation;
   /** SUNAT's exchange rates (TIPO_DE_CAMBIO); undefined: the paid lookup only. */
   rates: SunatRates | undefined;
+  /** Background validations through SUNAT, on disk under VALIDACION_DIR. */
+  jobs: ValidationJobs;
   documentCache: ReturnType<typeof useDocumentCache>;
   report: OperationReport;
   cors: CORSOptions;
@@ -191,6 +217,7 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
       webhooks: parts.webhooks,
       sunat: parts.sunat,
       rates: parts.rates,
+      jobs: parts.jobs,
     }),
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -224,6 +251,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     webhooks,
     sunat,
     rates,
+    jobs,
     metrics,
     tracing,
     documentCache,
@@ -269,7 +297,8 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
           signInKeys?.close(),
           register?.close(),
           webhooks.close(),
-          sunat.close(),
+          // The jobs stop asking before SUNAT's pools close under them.
+          jobs.close().then(() => sunat.close()),
           rates?.close(),
           tracing?.shutdown(),
         ]).then(() => link?.close()),

@@ -22,7 +22,8 @@ export const ERROR_CODES = {
   DOCUMENT_NOT_FOUND: 'El documento consultado no existe en el servicio (HTTP 404).',
   QUOTA_EXCEEDED: 'Las consultas restantes del plan no alcanzan (HTTP 429 quota_exceeded, o el aviso del servicio de que se agotaron).',
   RATE_LIMITED:
-    'El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable.',
+    'El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds; ' +
+    'o quien llama tiene ya VALIDACION_MASIVA_POR_LLAMANTE validaciones masivas sin terminar. Reintentable.',
   UNAUTHENTICATED:
     'Falta el token Bearer, o el servicio lo rechazó (HTTP 401); con AUTH_JWKS_URL, el ' +
     'JWT de inicio de sesión falta o no es válido (HTTP 401, sin llamar al servicio).',
@@ -50,7 +51,9 @@ export const ERROR_CODES = {
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
   OVERLOADED:
     'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable.',
-  NOT_FOUND: `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404); o la suscripción (webhook) no existe o no es de quien llama.`,
+  NOT_FOUND:
+    `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404); o la suscripción (webhook) ` +
+    'o la validación masiva no existe o no es de quien llama.',
   OPERATION_NOT_SUPPORTED: 'Una suscripción pedida sin Accept: text/event-stream (HTTP 406): sus eventos llegan solo por SSE.',
   PERSISTED_QUERY_NOT_FOUND: 'El hash de la consulta persistida (APQ) no se conoce: envíe el documento junto con su hash.',
   PERSISTED_QUERY_MISMATCH: 'El hash de la consulta persistida (APQ) no corresponde al documento enviado.',
@@ -373,6 +376,26 @@ export const REFUSALS = {
     retryable: false,
     words: 'Este gateway no lee la lista de tipos de cambio de SUNAT (TIPO_DE_CAMBIO=servicio); pida tipoDeCambio por fecha.',
   },
+
+  // Background validations (crearValidacionMasiva).
+  jobNotFound: { code: 'NOT_FOUND', words: 'No existe una validación masiva con ese id (o no es de quien llama).' },
+  jobsNeedToken: {
+    code: 'UNAUTHENTICATED',
+    words: 'Las validaciones masivas son de quien llama: envíe su token (Authorization: Bearer).',
+  },
+  jobOneInput: { code: 'INVALID_INPUT', words: 'Envíe los comprobantes como comprobantes o como texto: uno de los dos.' },
+  jobNeedsCredentials: {
+    code: 'INVALID_INPUT',
+    words: 'Una validación masiva se hace con la API gratuita de SUNAT: envíe credencialesApi (el gateway no tiene SUNAT_API_*).',
+  },
+  tooManyJobs: {
+    code: 'RATE_LIMITED',
+    retryable: true,
+    words: ({ max }: { max: number }) =>
+      `Ya tiene ${max} validaciones masivas sin terminar (VALIDACION_MASIVA_POR_LLAMANTE): espere a que una termine o cancélela.`,
+  },
+  jobCursor: { code: 'INVALID_INPUT', words: 'el cursor `after` no es uno que dio esta validación masiva' },
+  jobsOff: { code: 'UPSTREAM_UNAVAILABLE', retryable: false, words: 'Este gateway no hace validaciones masivas.' },
 
   // Subscriptions: webhooks and live feeds.
   noSubscriptions: { code: 'REGISTER_UNAVAILABLE', retryable: false, words: 'Este gateway no guarda suscripciones.' },

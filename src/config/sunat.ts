@@ -47,6 +47,14 @@ export const SunatEnv = z.object({
    * Whose exchange rates: `sunat` (SUNAT's month listing, free), `sandbox`, `servicio` (always the paid lookup), or a mirror's
    * base URL answering SUNAT's listing path. @default `sunat` with UPSTREAM_URL set; `sandbox` without
    */
+  /** Receipts one background validation takes. @default 50000 */
+  VALIDACION_MASIVA_MAX: z.coerce.number().int().min(1).max(1_000_000).default(50_000),
+  /** Unfinished background validations one caller may have at once. @default 3 */
+  VALIDACION_MASIVA_POR_LLAMANTE: z.coerce.number().int().min(1).max(1000).default(3),
+  /** Days a finished validation's results are kept. @default 30 */
+  VALIDACION_MASIVA_DIAS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** Where background validations live without REDIS_URL. @default PADRON_DIR/validaciones */
+  VALIDACION_DIR: z.string().min(1).optional(),
   TIPO_DE_CAMBIO: z
     .union([
       z.enum(['sunat', SANDBOX_SUNAT, 'servicio']),
@@ -84,6 +92,12 @@ export function sunatOf(e: Env) {
     fallback: e.SUNAT_API_FALLBACK,
     /** Where SUNAT's month listing of exchange rates is read; undefined: the paid lookup only. */
     ratesUrl: ratesUrlOf(e.TIPO_DE_CAMBIO ?? (e.UPSTREAM_URL ? 'sunat' : SANDBOX_SUNAT)),
+    jobs: {
+      max: e.VALIDACION_MASIVA_MAX,
+      perCaller: e.VALIDACION_MASIVA_POR_LLAMANTE,
+      keptDays: e.VALIDACION_MASIVA_DIAS,
+      dir: e.VALIDACION_DIR ?? join(e.PADRON_DIR, 'validaciones'),
+    },
     /** Where read months of rates are kept without Redis. */
     ratesDir: join(e.PADRON_DIR, 'tipo-de-cambio'),
     /** The gateway's own credentials; undefined: only a call's `credencialesApi` goes to SUNAT. */

@@ -13,6 +13,7 @@ import { takingTurns } from './turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
 import { asksForGraphiQL } from '../pipeline/operation-report.js';
+import { CSV_PATH, serveValidationCsv } from './validation-csv.js';
 
 /** What the server mounts: the Yoga app, and the fast path when there is one (src/app.ts makes both). */
 export interface HttpApp {
@@ -27,6 +28,8 @@ export interface HttpApp {
   readonly graphiql: boolean;
   /** Whether this document's text is one the app has parsed before (its caches know it). */
   knowsDocument(text: string): boolean;
+  /** A background validation's CSV for the caller this Authorization is; undefined: not theirs, or none. */
+  validationCsv?(authorization: string | undefined, id: string): Promise<AsyncIterable<string> | undefined>;
 }
 
 /** The server's limits, as configured (src/config.ts says what each means). */
@@ -128,6 +131,9 @@ function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options:
   const reading = req.method === 'GET' || req.method === 'HEAD';
   // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
   if (reading && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
+  // A background validation's results, as a file (src/http/validation-csv.ts).
+  const csv = reading && app.validationCsv ? CSV_PATH.exec(path) : null;
+  if (csv) return void serveValidationCsv(req, res, csv[1]!, app.validationCsv!);
   // GraphiQL's files answer whatever the GraphQL load too.
   if (reading && app.graphiql && path.startsWith(ASSETS_PATH)) return void app.yoga(req, res);
   // The address alone, typed into a browser, opens GraphiQL.

@@ -7,6 +7,7 @@ import { UpstreamInvalidResponseError } from '../upstream/errors.js';
 import type { ComprobanteBody, ValidacionRecord } from '../upstream/schemas.js';
 import { SunatUnavailable } from '../sunat/errors.js';
 import type { SunatCredentials } from '../sunat/tokens.js';
+import type { SunatResult } from '../sunat/receipts.js';
 import type { SunatValidation } from '../sunat/validation.js';
 import { ErrorCodeRef } from './errors.js';
 import { RECEIPT_PRICE, RECEIPTS_PER_CALL } from '../upstream/billing.js';
@@ -19,7 +20,7 @@ import { valid } from './input.js';
 type ComprobanteValidadoRecord = ValidacionRecord['comprobantes'][number];
 
 /** One receipt's answer: the paid service's or SUNAT's record, who gave it, the receipt as asked, or why it has none. */
-type Validado = ComprobanteValidadoRecord & {
+export type Validado = ComprobanteValidadoRecord & {
   fuente?: 'SUNAT' | 'SERVICIO';
   asked?: ComprobanteBody;
   error?: { code: string; message: string; retryable: boolean };
@@ -52,16 +53,7 @@ async function throughSunat(
   ctx: Context,
 ): Promise<Validacion> {
   const results = await sunat.validate(credentials, bodies);
-  const entries: Validacion['entries'] = results.map((r, i) => {
-    const asked = bodies[i]!;
-    if ('receipt' in r) return { ...r.receipt, fuente: 'SUNAT', asked };
-    const { code, message, retryable } = sunatWords(r.error);
-    return {
-      ...unanswered(asked),
-      fuente: r.error instanceof SunatUnavailable ? undefined : 'SUNAT',
-      error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT.has(code) },
-    };
-  });
+  const entries: Validacion['entries'] = results.map((r, i) => sunatValidado(r, bodies[i]!));
   const down = results.flatMap((r, i) => ('error' in r && r.error instanceof SunatUnavailable ? [i] : []));
   if (sunat.settings.fallback === 'servicio' && down.length > 0) {
     const part = down.map((i) => bodies[i]!);
@@ -72,8 +64,19 @@ async function throughSunat(
   return { cantidad, entries };
 }
 
+/** SUNAT's answer of one receipt as `ComprobanteValidado`: its states, or its error (SUNAT down: nobody answered it). */
+export function sunatValidado(r: SunatResult, asked: ComprobanteBody): Validado {
+  if ('receipt' in r) return { ...r.receipt, fuente: 'SUNAT', asked };
+  const { code, message, retryable } = sunatWords(r.error);
+  return {
+    ...unanswered(asked),
+    fuente: r.error instanceof SunatUnavailable ? undefined : 'SUNAT',
+    error: { code, message, retryable: retryable ?? RETRYABLE_BY_DEFAULT.has(code) },
+  };
+}
+
 /** A receipt with no answer: its states null, its series and number as asked. */
-const unanswered = (asked: ComprobanteBody): Validado => ({
+export const unanswered = (asked: ComprobanteBody): Validado => ({
   serie_documento: asked.serie_documento,
   numero_documento: asked.numero_documento,
   comprobante_estado_codigo: null,
@@ -137,7 +140,7 @@ function answerIssue(record: ValidacionRecord, sent: number): string | undefined
   return undefined;
 }
 
-const ComprobanteInput = builder.inputType('ComprobanteInput', {
+export const ComprobanteInput = builder.inputType('ComprobanteInput', {
   description: 'Un comprobante a validar (los campos de la operación /cpe del servicio).',
   fields: (t) => ({
     rucEmisor: t.string({ required: true, description: 'RUC del emisor, 11 dígitos.' }),
@@ -153,7 +156,7 @@ const ComprobanteInput = builder.inputType('ComprobanteInput', {
   }),
 });
 
-const CredencialesApiSunatInput = builder.inputType('CredencialesApiSunatInput', {
+export const CredencialesApiSunatInput = builder.inputType('CredencialesApiSunatInput', {
   description:
     'Credenciales de la API de SUNAT de la empresa (SUNAT Operaciones en Línea, ' +
     'Consulta de Validez). Son secretas: el gateway nunca las registra ni las devuelve.',
@@ -225,7 +228,7 @@ const Observacion = builder.objectRef<ComprobanteValidadoRecord['observaciones_d
   }),
 });
 
-const ComprobanteValidado = builder.objectRef<Validado>('ComprobanteValidado').implement({
+export const ComprobanteValidado = builder.objectRef<Validado>('ComprobanteValidado').implement({
   description: 'Resultado de la validación de un comprobante.',
   fields: (t) => ({
     rucEmisor: t.string({ nullable: true, description: 'RUC del emisor, tal como se pidió.', resolve: (r) => r.asked?.ruc_emisor ?? null }),

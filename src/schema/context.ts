@@ -12,6 +12,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { Register } from '../padron/register.js';
 import type { SunatValidation } from '../sunat/validation.js';
 import type { SunatRates } from '../sunat/rates.js';
+import type { ValidationJobs } from '../sunat/jobs.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import { Refusals } from '../upstream/refusals.js';
 import { OperationSpend } from '../upstream/spend.js';
@@ -39,6 +40,8 @@ export interface Context {
   readonly sunat: SunatValidation | undefined;
   /** SUNAT's exchange rates (TIPO_DE_CAMBIO); undefined: the paid lookup only. */
   readonly rates: SunatRates | undefined;
+  /** Background validations through SUNAT (crearValidacionMasiva); undefined in a context built without them. */
+  readonly jobs: ValidationJobs | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
   readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
@@ -61,6 +64,7 @@ export interface ContextOptions {
   webhooks?: Webhooks | undefined;
   sunat?: SunatValidation | undefined;
   rates?: SunatRates | undefined;
+  jobs?: ValidationJobs | undefined;
 }
 
 /** What the schema asks of SUNAT's register beyond lookups. */
@@ -98,6 +102,7 @@ export function createContextFactory(options: ContextOptions) {
     webhooks,
     sunat,
     rates,
+    jobs,
   } = options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
@@ -165,6 +170,7 @@ export function createContextFactory(options: ContextOptions) {
       webhooks,
       sunat,
       rates,
+      jobs,
     };
   };
 }

@@ -14,6 +14,7 @@ import './buscar.js';
 import './cambios.js';
 import './suscripciones.js';
 import './comprobantes.js';
+import './validaciones.js';
 
 /**
  * The schema as served: a Federation v2 subgraph (`_service`, `_entities`) that works on its own

@@ -118,3 +118,51 @@ export function checkCredencialesSol(c: { rucEmpresa: string; usuario: string; c
     ? { ok: false, message: problems.join('; ') }
     : { ok: true, value: { rucEmpresa, usuario: c.usuario.trim(), clave: c.clave } };
 }
+
+/** The receipts of a background validation, as a list: from 1 to `max` (VALIDACION_MASIVA_MAX), each checked as anywhere. */
+export function checkJobList(list: readonly ComprobanteInput[], max: number): Checked<ComprobanteBody[]> {
+  if (list.length === 0) return { ok: false, message: 'comprobantes: al menos uno' };
+  if (list.length > max) return { ok: false, message: `comprobantes: a lo más ${max} (VALIDACION_MASIVA_MAX)` };
+  return checkComprobantes(list, list.length);
+}
+
+/**
+ * The receipts of a background validation, as text: a line `ruc|tipo|serie|numero|fecha|total`
+ * each (the date as YYYY-MM-DD or dd/mm/yyyy), blank lines skipped; each problem names its line,
+ * counted from 1 over every line, blank ones included.
+ */
+export function checkTexto(texto: string, max: number): Checked<ComprobanteBody[]> {
+  const problems: string[] = [];
+  const bodies: ComprobanteBody[] = [];
+  const lines = texto.split(/\r\n|\n|\r/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.trim() === '') continue;
+    if (bodies.length + problems.length >= max)
+      return { ok: false, message: `texto: a lo más ${max} comprobantes (VALIDACION_MASIVA_MAX)` };
+    const parts = line.split('|').map((p) => p.trim());
+    if (parts.length !== FIELD_ORDER.length) {
+      problems.push(`línea ${i + 1}: debe tener 6 partes separadas por '|' (ruc|tipo|serie|numero|fecha|total), tiene ${parts.length}`);
+      continue;
+    }
+    const [rucEmisor, codigoTipoDocumento, serieDocumento, numeroDocumento, fecha, total] = parts as [string, ...string[]];
+    const dmy = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(fecha!);
+    const fechaDeEmision = dmy ? `${dmy[3]}-${dmy[2]}-${dmy[1]}` : fecha!;
+    const fields = { rucEmisor, codigoTipoDocumento, serieDocumento, numeroDocumento, fechaDeEmision, total } as ComprobanteInput;
+    const found = receiptProblems(fields, `línea ${i + 1}`);
+    if (found.length) problems.push(...found);
+    else
+      bodies.push({
+        ruc_emisor: rucEmisor,
+        codigo_tipo_documento: codigoTipoDocumento!,
+        serie_documento: serieDocumento!,
+        numero_documento: numeroDocumento!,
+        fecha_de_emision: fechaDeEmision,
+        total: total!,
+      });
+  }
+  if (problems.length) return { ok: false, message: summarize(problems) };
+  if (bodies.length === 0)
+    return { ok: false, message: 'texto: ningún comprobante (una línea ruc|tipo|serie|numero|fecha|total cada uno)' };
+  return { ok: true, value: bodies };
+}

@@ -84,7 +84,7 @@ function bodyOf(r: ComprobanteBody) {
 }
 
 /** One receipt's key: the same receipt twice in a list is asked once. */
-const keyOf = (r: ComprobanteBody) =>
+export const keyOf = (r: ComprobanteBody) =>
   [r.ruc_emisor, r.codigo_tipo_documento, r.serie_documento, Number(r.numero_documento), r.fecha_de_emision, r.total].join('|');
 
 /** SUNAT's answer read leniently: `success: false` at any status is its refusal of this receipt, in its words. */

@@ -20,15 +20,22 @@ export interface SunatValidationSettings {
 export class SunatValidation {
   readonly #calls: SunatCalls;
   readonly #receipts: SunatReceipts;
+  readonly #tokens: SunatTokens;
 
   constructor(readonly settings: SunatValidationSettings) {
     this.#calls = new SunatCalls(settings);
-    this.#receipts = new SunatReceipts(this.#calls, new SunatTokens(this.#calls));
+    this.#tokens = new SunatTokens(this.#calls);
+    this.#receipts = new SunatReceipts(this.#calls, this.#tokens);
   }
 
   /** The credentials a validation uses: the call's, else the gateway's; undefined: the paid service, as without SUNAT. */
   credentialsFor(given: SunatCredentials | undefined): SunatCredentials | undefined {
     return given ?? this.settings.credentials;
+  }
+
+  /** A token for `credentials`: SunatCredentialsRejected when SUNAT refuses them, before anything is asked with them. */
+  async token(credentials: SunatCredentials): Promise<void> {
+    await this.#tokens.get(credentials);
   }
 
   validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[]): Promise<SunatResult[]> {

@@ -78,7 +78,18 @@ describe('the contract (shared/design/contract.md)', () => {
     for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
       // Federation's `_service` reaches nothing; `_entities` says what each reference costs; the search and the changes read the register
       // alone, the subscriptions are the gateway's own, and SUNAT's free services are SUNAT's.
-      const own = ['buscarContribuyentes', 'cambiosPadron', 'suscripciones', 'cambiarSuscripcion', 'eliminarSuscripcion', 'tiposDeCambio'];
+      const own = [
+        'buscarContribuyentes',
+        'cambiosPadron',
+        'suscripciones',
+        'cambiarSuscripcion',
+        'eliminarSuscripcion',
+        'tiposDeCambio',
+        'validacionMasiva',
+        'validacionesMasivas',
+        'crearValidacionMasiva',
+        'cancelarValidacionMasiva',
+      ];
       for (const field of Object.values(root.getFields()).filter((f) => f.name !== '_service')) {
         if (!own.includes(field.name)) expect(field.description, field.name).toMatch(/REST: POST \/[a-z-]+/);
         expect(field.description, field.name).toMatch(/Costo: /);
