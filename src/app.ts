@@ -81,7 +81,7 @@ export function createApp(config: Config, options: AppOptions): App {
   const link = createRedisLink(config, { logger, metrics });
   const store = createStore(config, link);
   const { register, webhooks } = createRegister(config, { logger, link, metrics });
-  const sunat = new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs });
+  const sunat = new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs, redis: link?.redis });
   const parts: Parts = {
     upstream,
     store,

@@ -1,6 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { Agent, request, type Dispatcher } from 'undici';
 import { bulkhead, DelegateBackoff, handleWhen, retry, type BulkheadPolicy, type RetryPolicy } from 'cockatiel';
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { Semaphore, TimeoutError } from 'redis-semaphore';
 import { SunatUnavailable } from './errors.js';
 
 /** How the gateway calls SUNAT: its hosts, and the pace SUNAT's users keep (docs/sunat.md). */
@@ -17,6 +20,8 @@ export interface SunatCallOptions {
   retryBaseMs?: number | undefined;
   /** The longest Retry-After honoured. @default 60000 */
   retryAfterMaxMs?: number | undefined;
+  /** A fleet's Redis (REDIS_URL): the pace per clientId is then the fleet's, not this instance's. */
+  redis?: Redis | Cluster | undefined;
 }
 
 /** An answer SUNAT gave: its status and its body, read as JSON when it is JSON. */
@@ -32,6 +37,10 @@ const MAX_SPAN_MS = 120_000;
 const MAX_WAIT_MS = 30_000;
 /** The clientIds whose pace is kept. */
 const MAX_CLIENTS = 10_000;
+/** A fleet place outlives its call by this much before it is taken back (its holder died). */
+const LEASE_MARGIN_MS = 5_000;
+/** How often a call waiting for a fleet place looks again. */
+const FLEET_RETRY_MS = 25;
 /** A body past this is no answer of SUNAT's. */
 const MAX_BODY = 1024 * 1024;
 
@@ -45,7 +54,8 @@ export class SunatCalls {
   /** A pace per clientId; made-up clientIds are many, so only the most recent are kept (an idle one holds nothing). */
   readonly #paces = new LRUCache<string, BulkheadPolicy>({ max: MAX_CLIENTS });
   readonly #retry: RetryPolicy;
-  readonly #options: Required<SunatCallOptions>;
+  readonly #options: Required<Omit<SunatCallOptions, 'redis'>>;
+  readonly #redis: Redis | Cluster | undefined;
 
   constructor(options: SunatCallOptions) {
     this.#options = {
@@ -56,6 +66,7 @@ export class SunatCalls {
       retryBaseMs: options.retryBaseMs ?? 1000,
       retryAfterMaxMs: options.retryAfterMaxMs ?? 60_000,
     };
+    this.#redis = options.redis;
     const { timeoutMs, retryBaseMs, retryAfterMaxMs } = this.#options;
     this.#agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
     this.#retry = retry(
@@ -85,8 +96,34 @@ export class SunatCalls {
     const base = host === 'api' ? this.#options.apiUrl : this.#options.authUrl;
     return this.#retry.execute(({ attempt }) => {
       if (attempt > 0 && Date.now() - started > MAX_SPAN_MS) throw new SunatUnavailable('tried for two minutes');
-      return pace.execute(() => this.#once(new URL(path, base), init));
+      return pace.execute(() => this.#fleetPaced(clientId, () => this.#once(new URL(path, base), init)));
     });
+  }
+
+  /**
+   * With a fleet's Redis, one of the fleet's `concurrency` places of this clientId is held for the call (a semaphore
+   * with a lease, so a killed instance's places come back). Redis away: this instance's own pace alone, said by nobody.
+   */
+  async #fleetPaced<T>(clientId: string, work: () => Promise<T>): Promise<T> {
+    if (!this.#redis) return work();
+    const { concurrency, timeoutMs } = this.#options;
+    const place = new Semaphore(this.#redis, `{sunat}:pace:${createHash('sha256').update(clientId).digest('hex')}`, concurrency, {
+      lockTimeout: timeoutMs + LEASE_MARGIN_MS,
+      acquireTimeout: MAX_SPAN_MS,
+      retryInterval: FLEET_RETRY_MS,
+      onLockLost: () => undefined,
+    });
+    try {
+      await place.acquire();
+    } catch (error) {
+      if (error instanceof TimeoutError) throw new SunatUnavailable("waited two minutes for a place in the fleet's pace");
+      return work();
+    }
+    try {
+      return await work();
+    } finally {
+      await place.release().catch(() => undefined);
+    }
   }
 
   async #once(url: URL, init: { headers: Record<string, string>; body: string }): Promise<SunatAnswer> {

@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis';
 import type { ComprobanteBody } from '../upstream/schemas.js';
 import { SunatCalls } from './calls.js';
 import { SunatReceipts, type SunatResult } from './receipts.js';
@@ -14,6 +15,8 @@ export interface SunatValidationSettings {
   /** The first wait of a retry (tests shorten it). @default 1000 */
   retryBaseMs?: number | undefined;
   retryAfterMaxMs?: number | undefined;
+  /** A fleet's Redis: SUNAT_API_CONCURRENCY is then the fleet's per clientId. */
+  redis?: Redis | Cluster | undefined;
 }
 
 /** SUNAT's free validation as the schema uses it: with a call's credentials or the gateway's own, else none. */

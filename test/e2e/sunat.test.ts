@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SUNAT_SAMPLE } from '../../src/sandbox/sunat.js';
-import { RECEIPT, TOKEN, startStack, type Stack } from '../helpers.js';
+import { RECEIPT, TOKEN, startRedis, startStack, type Stack } from '../helpers.js';
+import { startSandbox } from '../../src/sandbox/server.js';
 
 /**
  * `validarComprobantes` through SUNAT's free API (docs/sunat.md): with a call's credentials or the
@@ -171,5 +172,30 @@ describe("validarComprobantes through SUNAT's free API", () => {
     });
     expect(billed).toBe(1);
     expect(sunatCalls(stack)).toHaveLength(0);
+  });
+});
+
+describe("SUNAT's pace in a fleet (REDIS_URL)", () => {
+  it('keeps at most SUNAT_API_CONCURRENCY calls in flight per clientId across every instance', async () => {
+    const redis = await startRedis();
+    const sandbox = await startSandbox();
+    // Every answer 100 ms late: calls of both instances overlap.
+    sandbox.setFaults({ latencyMs: 100 });
+    const env = { REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-the-fleet' };
+    const a = await startStack({ sharedSandbox: sandbox, env });
+    const b = await startStack({ sharedSandbox: sandbox, env });
+    try {
+      const list = (from: number) => Array.from({ length: 20 }, (_, i) => ({ ...RECEIPT, numeroDocumento: String(from + i) }));
+      const [one, two] = await Promise.all([validar(a, list(100), SUNAT_SAMPLE), validar(b, list(200), SUNAT_SAMPLE)]);
+      expect(one.body.errors).toBeUndefined();
+      expect(two.body.errors).toBeUndefined();
+      expect(sunatCalls(a).filter((c) => c.path.endsWith('/validarcomprobante'))).toHaveLength(40);
+      // Each instance alone would have had 5 in flight: together, still 5.
+      expect(sandbox.peakInFlight).toBe(5);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await sandbox.close();
+      await redis.stop();
+    }
   });
 });
