@@ -29,7 +29,8 @@ import { Webhooks } from './webhooks/webhooks.js';
 import { startRegister } from './padron/start.js';
 import { SunatValidation } from './sunat/validation.js';
 import { rateMonthsOnDisk, SunatRates } from './sunat/rates.js';
-import { ValidationJobs } from './sunat/jobs.js';
+import type { ValidationJobs } from './sunat/jobs.js';
+import { createJobs } from './data/jobs.js';
 import { redisRateMonths } from './data/rate-months.js';
 import { createVerifier, useSignIn } from './pipeline/sign-in.js';
 import { csvOf } from './http/validation-csv.js';
@@ -52,6 +53,8 @@ export interface AppOptions {
   plugins?: Plugin[];
   /** The first wait before a call to SUNAT is tried again (tests shorten SUNAT's 1, 2, 4, 8 s). @default 1000 */
   sunatRetryBaseMs?: number;
+  /** How long a fleet's instance holds a part of a job before another takes it up (tests shorten it). */
+  jobLockMs?: number;
 }
 
 export type Yoga = YogaServerInstance<ServerContext, Context>;
@@ -93,7 +96,7 @@ export function createApp(config: Config, options: AppOptions): App {
     tracing,
     ...{ register, webhooks },
     sunat,
-    jobs: new ValidationJobs({ ...config.sunat.jobs, keySecret: config.cache.keySecret }, sunat, logger),
+    jobs: createJobs(config, { link, sunat, logger, lockMs: options.jobLockMs }),
     rates: ratesOf(config, link),
     lookups: createLookups(config, { upstream, store, metrics, register }),
     documentCache: useDocumentCache(),
@@ -102,7 +105,6 @@ export function createApp(config: Config, options: AppOptions): App {
     logging: yogaLogging(logger, { holdsThePlan: config.auth !== undefined }),
     pluginList: usePluginList(),
   };
-  parts.jobs.start();
   const yoga = createYoga<ServerContext, Context>({
     ...yogaOptions(config, options, parts),
     plugins: plugins(config, parts, options.plugins ?? []),

@@ -1,15 +1,10 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Sealed } from './job-store.js';
-
-/** The file beside the jobs holding their random key, when no CACHE_KEY_SECRET is shared. */
-const KEY_FILE = 'clave';
 
 /**
  * The keys of background validations: one seals a job's credentials (AES-256-GCM, bound to the
  * job's id), one names a token's owner without keeping the token. Derived (HKDF) from
- * CACHE_KEY_SECRET, which a fleet shares; without it, from a random key kept beside the jobs.
+ * CACHE_KEY_SECRET, which a fleet shares; without it, from a random key kept with the jobs.
  */
 export class JobKeys {
   private constructor(
@@ -17,8 +12,7 @@ export class JobKeys {
     readonly naming: Buffer,
   ) {}
 
-  static async of(secret: string | undefined, dir: string): Promise<JobKeys> {
-    const root = secret ?? (await keptKey(dir));
+  static of(root: string | Buffer): JobKeys {
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', root, 'validacion-masiva', info, 32));
     return new JobKeys(derive('credentials'), derive('owner'));
   }
@@ -42,16 +36,4 @@ export class JobKeys {
       .setAuthTag(Buffer.from(sealed.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
   }
-}
-
-/** The random key under `dir`, made (readable by this user only) the first time. */
-async function keptKey(dir: string): Promise<Buffer> {
-  const path = join(dir, KEY_FILE);
-  await mkdir(dir, { recursive: true });
-  try {
-    await writeFile(path, randomBytes(32), { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  return readFile(path);
 }

@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import type { Database, Key, RootDatabase } from 'lmdb';
 import type { ComprobanteBody } from '../upstream/schemas.js';
 import type { SunatReceipt } from './receipts.js';
 
@@ -59,125 +57,59 @@ export interface JobReceipt {
   answer?: { receipt: SunatReceipt } | { error: ReceiptError };
 }
 
-/**
- * Where background validations live: LMDB under VALIDACION_DIR. Each job is read by its owner
- * with its id; its distinct receipts and answers apart, so that one answer is one small write.
- */
-export class JobStore {
-  #opened:
-    | Promise<{
-        root: RootDatabase;
-        jobs: Database<Job, Key[]>;
-        receipts: Database<JobReceipt, Key[]>;
-        positions: Database<Buffer, string>;
-      }>
-    | undefined;
-
-  constructor(readonly dir: string) {}
-
-  /** LMDB is opened on first use: a gateway that never runs a job never loads it. */
-  #open() {
-    return (this.#opened ??= (async () => {
-      await mkdir(this.dir, { recursive: true });
-      const { open } = await import('lmdb');
-      const root = open({ path: this.dir, compression: false });
-      return {
-        root,
-        jobs: root.openDB<Job, Key[]>({ name: 'jobs' }),
-        receipts: root.openDB<JobReceipt, Key[]>({ name: 'receipts' }),
-        positions: root.openDB<Buffer, string>({ name: 'positions', encoding: 'binary' }),
-      };
-    })());
-  }
-
+/** Where background validations live: LMDB under VALIDACION_DIR for one instance, Redis for a fleet. */
+export interface JobStore {
   /** A new job, its distinct receipts and each position's receipt, written at once. */
-  async create(job: Job, receipts: readonly JobReceipt[], positions: Uint32Array): Promise<void> {
-    const { root, jobs, receipts: db, positions: where } = await this.#open();
-    await root.transaction(() => {
-      receipts.forEach((r, i) => void db.put([job.id, 'r', i], r));
-      where.put(job.id, Buffer.from(positions.buffer, positions.byteOffset, positions.byteLength));
-      jobs.put([job.owner, job.id], job);
-    });
-  }
-
-  async get(owner: string, id: string): Promise<Job | undefined> {
-    const { jobs } = await this.#open();
-    return jobs.get([owner, id]);
-  }
-
+  create(job: Job, receipts: readonly JobReceipt[], positions: Uint32Array): Promise<void>;
+  get(owner: string, id: string): Promise<Job | undefined>;
   /** The owner's jobs, newest first. */
-  async list(owner: string): Promise<Job[]> {
-    const { jobs } = await this.#open();
-    return [...jobs.getRange({ start: [owner, '\uffff'], end: [owner, ''], reverse: true }).map((e) => e.value)];
-  }
-
+  list(owner: string): Promise<Job[]>;
+  /** A queued job under way; the job as it is after (unchanged when it was not queued). */
+  begin(owner: string, id: string): Promise<Job | undefined>;
+  /** An unfinished job ended (when, how, its credentials dropped); a finished one is left. The job as it is after. */
+  end(owner: string, id: string, estado: 'TERMINADA' | 'CANCELADA' | 'FALLIDA', motivo?: string): Promise<Job | undefined>;
+  /** The distinct receipts from `from` (inclusive) to `to` (exclusive), with their answers. */
+  receipts(id: string, from: number, to: number): Promise<JobReceipt[]>;
+  /** Which distinct receipt each of `count` positions from `from` is. */
+  positions(id: string, from: number, count: number): Promise<Uint32Array>;
+  /** One receipt's answer and the job's counts together, counted once whoever writes it first; the job as it is after. */
+  answer(owner: string, id: string, index: number, receipt: JobReceipt): Promise<Job | undefined>;
   /** Every job not finished, oldest first: what an instance takes up at start. */
-  async unfinished(): Promise<Job[]> {
-    const { jobs } = await this.#open();
-    const all = [...jobs.getRange().map((e) => e.value)].filter((j) => !FINISHED.has(j.estado));
-    return all.sort((a, b) => (a.creadaEn < b.creadaEn ? -1 : 1));
-  }
+  unfinished(): Promise<Job[]>;
+  /** Removes the jobs finished before `before` (ISO 8601). */
+  sweep(before: string): Promise<void>;
+  /** A random key kept with the jobs, made once: the root of their keys when no CACHE_KEY_SECRET is shared. */
+  rootKey(): Promise<Buffer>;
+  close(): Promise<void>;
+}
 
-  /** Changes a job in one transaction: `change` gets the stored job and returns the next one, or undefined to leave it. */
-  async update(owner: string, id: string, change: (job: Job) => Job | undefined): Promise<Job | undefined> {
-    const { root, jobs } = await this.#open();
-    return root.transaction(() => {
-      const job = jobs.get([owner, id]);
-      const next = job && change(job);
-      if (next) jobs.put([owner, id], next);
-      return next ?? job;
-    });
-  }
+/** Where an answer counts in `resumen`: a state outside 0–4, or no state, is `conError`. */
+export function categoryOf(answer: NonNullable<JobReceipt['answer']>): keyof Resumen {
+  return 'receipt' in answer ? (BY_STATE[answer.receipt.comprobante_estado_codigo ?? ''] ?? 'conError') : 'conError';
+}
 
-  /** The distinct receipts from `from` (inclusive) to `to` (exclusive). */
-  async receipts(id: string, from: number, to: number): Promise<JobReceipt[]> {
-    const { receipts } = await this.#open();
-    return [...receipts.getRange({ start: [id, 'r', from], end: [id, 'r', to] }).map((e) => e.value)];
-  }
+const BY_STATE: Readonly<Record<string, keyof Resumen>> = {
+  '0': 'noExisten',
+  '1': 'aceptados',
+  '2': 'anulados',
+  '3': 'autorizados',
+  '4': 'noAutorizados',
+};
 
-  /** Which distinct receipt each position is. */
-  async positions(id: string): Promise<Uint32Array> {
-    const { positions } = await this.#open();
-    const held = positions.get(id);
-    if (!held) return new Uint32Array(0);
-    // Copied out of LMDB's buffer, which a later read reuses.
-    const bytes = Uint8Array.from(held);
-    return new Uint32Array(bytes.buffer, 0, bytes.length / 4);
-  }
+/** The counts of nothing answered yet. */
+export const NO_RESUMEN: Resumen = { aceptados: 0, anulados: 0, autorizados: 0, noAutorizados: 0, noExisten: 0, conError: 0 };
 
-  /** One receipt's answer and the job's counts, together: a job read at any moment adds up. */
-  async answer(owner: string, id: string, index: number, receipt: JobReceipt, count: (job: Job) => Job): Promise<Job | undefined> {
-    const { root, jobs, receipts } = await this.#open();
-    return root.transaction(() => {
-      const job = jobs.get([owner, id]);
-      // An answer is counted once, whoever wrote it first.
-      if (!job || FINISHED.has(job.estado) || receipts.get([id, 'r', index])?.answer) return job;
-      receipts.put([id, 'r', index], receipt);
-      const next = count(job);
-      jobs.put([owner, id], next);
-      return next;
-    });
-  }
+/** A job ended: when, how, and without its credentials. */
+export function ended(job: Job, estado: 'TERMINADA' | 'CANCELADA' | 'FALLIDA', motivo: string | null = null): Job {
+  return { ...job, estado, terminadaEn: new Date().toISOString(), motivo, sealed: null };
+}
 
-  /** Removes a job and its receipts. */
-  async remove(owner: string, id: string): Promise<void> {
-    const { root, jobs, receipts, positions } = await this.#open();
-    await root.transaction(() => {
-      for (const { key } of receipts.getRange({ start: [id], end: [id, '\uffff'] })) receipts.remove(key);
-      positions.remove(id);
-      jobs.remove([owner, id]);
-    });
-  }
-
-  /** Jobs finished before `before` (ISO 8601). */
-  async finishedBefore(before: string): Promise<Job[]> {
-    const { jobs } = await this.#open();
-    return [...jobs.getRange().map((e) => e.value)].filter((j) => j.terminadaEn !== null && j.terminadaEn < before);
-  }
-
-  async close(): Promise<void> {
-    if (!this.#opened) return;
-    const { root } = await this.#opened;
-    await root.close();
-  }
+/** The job with one more receipt answered, at each of its positions. */
+export function counted(job: Job, receipt: JobReceipt): Job {
+  const category = categoryOf(receipt.answer!);
+  return {
+    ...job,
+    validados: job.validados + receipt.weight,
+    resumen: { ...job.resumen, [category]: job.resumen[category] + receipt.weight },
+  };
 }

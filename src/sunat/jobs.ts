@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import type { ComprobanteBody } from '../upstream/schemas.js';
 import { SunatCredentialsRejected, SunatError, SunatRefused, SunatUnavailable } from './errors.js';
 import { JobKeys } from './job-keys.js';
-import { FINISHED, JobStore, type Job, type JobReceipt, type ReceiptError, type Resumen } from './job-store.js';
+import { FINISHED, NO_RESUMEN, type Job, type JobReceipt, type JobStore, type ReceiptError } from './job-store.js';
 import { keyOf, type SunatResult } from './receipts.js';
 import type { SunatCredentials } from './tokens.js';
 import type { SunatValidation } from './validation.js';
@@ -15,10 +14,15 @@ export interface JobSettings {
   perCaller: number;
   /** Days a finished job is kept (VALIDACION_MASIVA_DIAS). */
   keptDays: number;
-  /** Where jobs live (VALIDACION_DIR). */
-  dir: string;
-  /** CACHE_KEY_SECRET: the credentials' key is derived from it; without it, a random key beside the jobs. */
+  /** CACHE_KEY_SECRET: the jobs' keys are derived from it; without it, from a random key kept with the jobs. */
   keySecret?: string | undefined;
+}
+
+/** A fleet's queue (BullMQ): each part of a job is handed to one instance, and to another if that one dies. */
+export interface JobQueue {
+  /** Queues the parts of a new job, PART receipts each. */
+  enqueue(job: Job): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** A caller already has its most unfinished jobs. */
@@ -28,23 +32,16 @@ export class TooManyJobs extends Error {
   }
 }
 
-/** Jobs validating at once on one instance; the others wait their turn, oldest first. */
+/** Distinct receipts one part of a job holds, as a fleet's queue hands them out. */
+export const PART = 100;
+/** Jobs validating at once on one instance without a queue; the others wait their turn, oldest first. */
 const RUNNING_AT_ONCE = 8;
-/** A subscriber is told at most this often. */
+/** A subscriber is told at most this often; a part under way looks for a cancel as often. */
 const TOLD_EVERY_MS = 1000;
 /** Finished jobs past their days are looked for this often. */
 const SWEEP_EVERY_MS = 3_600_000;
-/** Positions read at once for a page of the CSV. */
+/** Positions read at once for the CSV. */
 const ROWS_AT_ONCE = 1000;
-
-const EMPTY: Resumen = { aceptados: 0, anulados: 0, autorizados: 0, noAutorizados: 0, noExisten: 0, conError: 0 };
-const BY_STATE: Readonly<Record<string, keyof Resumen>> = {
-  '0': 'noExisten',
-  '1': 'aceptados',
-  '2': 'anulados',
-  '3': 'autorizados',
-  '4': 'noAutorizados',
-};
 
 /** One position of a job: its receipt as asked and its answer, if it has one yet. */
 export interface JobRow {
@@ -54,38 +51,37 @@ export interface JobRow {
 
 /**
  * Background validations through SUNAT's free API: a job answers at once, then its distinct
- * receipts are asked at SUNAT's pace for its clientId, each answer written as it comes, so a
- * restarted instance goes on where it stopped. The call's credentials are kept sealed until the
- * job ends. Knows nothing of GraphQL or HTTP.
+ * receipts are asked at SUNAT's pace for its clientId, each answer written as it comes, so work
+ * taken up again (a restart, another instance) asks only what has no answer. The call's
+ * credentials are kept sealed until the job ends. Knows nothing of GraphQL or HTTP.
  */
 export class ValidationJobs {
-  readonly store: JobStore;
   #keys: Promise<JobKeys> | undefined;
-  /** The jobs this instance is validating, and whether each was told to stop. */
-  readonly #running = new Map<string, { stop: boolean }>();
+  /** The queue of a fleet; undefined: this instance runs its own jobs, whole. */
+  queue: JobQueue | undefined;
+  /** The jobs this instance is validating alone (without a queue). */
+  readonly #running = new Set<string>();
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
     readonly settings: JobSettings,
+    readonly store: JobStore,
     readonly validation: SunatValidation,
     readonly log: { warn(o: object, m: string): void } = { warn: () => undefined },
-  ) {
-    this.store = new JobStore(settings.dir);
-  }
+  ) {}
 
   #keysNow(): Promise<JobKeys> {
-    return (this.#keys ??= JobKeys.of(this.settings.keySecret, this.settings.dir));
+    return (this.#keys ??= (async () => JobKeys.of(this.settings.keySecret ?? (await this.store.rootKey())))());
   }
 
-  /** Takes up the jobs a previous run left, and sweeps old ones, from now on. */
-  start(): void {
-    // Nothing was ever created here: nothing to take up, and no store to open.
-    if (existsSync(this.settings.dir)) {
-      void this.#wake();
+  /** Takes up the jobs a previous run left (without a queue: the queue holds a fleet's), and sweeps old ones, from now on. */
+  start(hasJobs: boolean): void {
+    if (hasJobs) {
+      if (!this.queue) void this.#wake();
       void this.#sweep();
     }
-    this.#sweeper = setInterval(() => existsSync(this.settings.dir) && void this.#sweep(), SWEEP_EVERY_MS).unref();
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_EVERY_MS).unref();
   }
 
   /** The owner a caller is: a signed-in subject, or a bearer token (never kept itself). */
@@ -96,8 +92,8 @@ export class ValidationJobs {
   }
 
   /**
-   * A new job of `receipts` (checked), validated with `credentials` (the call's, sealed, or the gateway's own): its
-   * token is asked first, so credentials SUNAT refuses queue nothing.
+   * A new job of `receipts` (checked), validated with `credentials` (the call's, sealed, or the gateway's own: `own`):
+   * their token is asked first, so credentials SUNAT refuses queue nothing.
    */
   async create(owner: string, receipts: readonly ComprobanteBody[], credentials: SunatCredentials, own: boolean): Promise<Job> {
     await this.validation.token(credentials);
@@ -121,7 +117,7 @@ export class ValidationJobs {
       total: receipts.length,
       distinct: distinct.length,
       validados: 0,
-      resumen: { ...EMPTY },
+      resumen: { ...NO_RESUMEN },
       creadaEn: new Date().toISOString(),
       terminadaEn: null,
       motivo: null,
@@ -130,7 +126,8 @@ export class ValidationJobs {
       sealed: own ? null : (await this.#keysNow()).seal(id, credentials.clientSecret),
     };
     await this.store.create(job, distinct, positions);
-    void this.#wake();
+    if (this.queue) await this.queue.enqueue(job);
+    else void this.#wake();
     return job;
   }
 
@@ -142,17 +139,14 @@ export class ValidationJobs {
     return this.store.list(owner);
   }
 
-  /** Stops a job that has not finished; its credentials are dropped. A finished one is left as it is. */
-  async cancel(owner: string, id: string): Promise<Job | undefined> {
-    const job = await this.store.update(owner, id, (j) => (FINISHED.has(j.estado) ? undefined : ended(j, 'CANCELADA')));
-    const running = this.#running.get(id);
-    if (running) running.stop = true;
-    return job;
+  /** Stops a job that has not finished; its credentials are dropped, and whoever runs it stops within a second. */
+  cancel(owner: string, id: string): Promise<Job | undefined> {
+    return this.store.end(owner, id, 'CANCELADA');
   }
 
   /** Positions `from`… (at most `count`), in input order, with their receipts and answers. */
   async rows(job: Job, from: number, count: number): Promise<JobRow[]> {
-    const positions = (await this.store.positions(job.id)).subarray(from, from + count);
+    const positions = await this.store.positions(job.id, from, count);
     const wanted = [...new Set(positions)].sort((a, b) => a - b);
     const held = new Map<number, JobReceipt>();
     // Distinct receipts read in runs: a page's are mostly neighbours.
@@ -190,64 +184,79 @@ export class ValidationJobs {
     })();
   }
 
-  /** Starts the unfinished jobs this instance is not running, RUNNING_AT_ONCE at most. */
+  /**
+   * Validates the distinct receipts `from`…`to` of a job that have no answer yet, `concurrency` × 2 at once (each
+   * place SUNAT frees is taken at once), until they are done or the job ends. Ends the job once every receipt has
+   * its answer, or when SUNAT refuses its credentials. What a fleet's queue runs for each part.
+   */
+  async runPart(owner: string, id: string, from: number, to: number): Promise<void> {
+    const job = await this.store.begin(owner, id);
+    if (!job || FINISHED.has(job.estado)) return;
+    const credentials = await this.#credentialsOf(job);
+    if (!credentials) {
+      await this.store.end(owner, id, 'FALLIDA', 'las credenciales del gateway ya no están configuradas');
+      return;
+    }
+    const receipts = await this.store.receipts(id, from, Math.min(to, job.distinct));
+    const pending = receipts.flatMap((r, i) => (r.answer ? [] : [from + i]));
+    let next = 0;
+    let stop = false;
+    // A cancel (here or on another instance) is seen within a second.
+    const looking = setInterval(
+      () =>
+        void this.store.get(owner, id).then(
+          (j) => void (stop ||= !j || FINISHED.has(j.estado)),
+          () => undefined,
+        ),
+      TOLD_EVERY_MS,
+    ).unref();
+    const worker = async () => {
+      while (!stop && !this.#closed && next < pending.length) {
+        const index = pending[next++]!;
+        const receipt = receipts[index - from]!;
+        const [result] = await this.validation.validate(credentials, [receipt.asked]);
+        if (stop || this.#closed) return;
+        if ('error' in result! && result.error instanceof SunatCredentialsRejected) {
+          stop = true;
+          await this.store.end(owner, id, 'FALLIDA', `SUNAT rechazó las credenciales: ${result.error.sunatMessage ?? 'sin detalle'}`);
+          return;
+        }
+        const after = await this.store.answer(owner, id, index, { ...receipt, answer: stored(result!) });
+        if (after && after.validados >= after.total) await this.store.end(owner, id, 'TERMINADA');
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: this.validation.settings.concurrency * 2 }, worker));
+    } finally {
+      clearInterval(looking);
+    }
+    // Every answer written before (a part taken up again after its last answer): the job still ends.
+    const now = stop || this.#closed ? undefined : await this.store.get(owner, id);
+    if (now && !FINISHED.has(now.estado) && now.validados >= now.total) await this.store.end(owner, id, 'TERMINADA');
+  }
+
+  /** Starts the unfinished jobs this instance is not running, RUNNING_AT_ONCE at most (without a queue). */
   async #wake(): Promise<void> {
     if (this.#closed) return;
     try {
       for (const job of await this.store.unfinished()) {
         if (this.#running.size >= RUNNING_AT_ONCE) break;
-        if (!this.#running.has(job.id)) void this.#run(job);
+        if (this.#running.has(job.id)) continue;
+        this.#running.add(job.id);
+        void this.runPart(job.owner, job.id, 0, job.distinct)
+          .catch(async (error: unknown) => {
+            // A stop closes the store under a job: it is taken up at the next start, not failed.
+            if (this.#closed) return;
+            this.log.warn({ err: error, job: job.id }, 'validaciones: a job failed');
+            await this.store.end(job.owner, job.id, 'FALLIDA', 'falla interna').catch(() => undefined);
+          })
+          .finally(() => {
+            this.#running.delete(job.id);
+            void this.#wake();
+          });
       }
     } catch (error) {
       this.log.warn({ err: error }, 'validaciones: the jobs could not be read');
-    }
-  }
-
-  async #run(queued: Job): Promise<void> {
-    const state = { stop: false };
-    this.#running.set(queued.id, state);
-    const { owner, id } = queued;
-    try {
-      const credentials = await this.#credentialsOf(queued);
-      if (!credentials) {
-        await this.store.update(owner, id, (j) => ended(j, 'FALLIDA', 'las credenciales del gateway ya no están configuradas'));
-        return;
-      }
-      const job = await this.store.update(owner, id, (j) => (j.estado === 'EN_COLA' ? { ...j, estado: 'EN_CURSO' } : undefined));
-      if (!job || FINISHED.has(job.estado)) return;
-      const receipts = await this.store.receipts(id, 0, job.distinct);
-      const pending = receipts.flatMap((r, i) => (r.answer ? [] : [i]));
-      let next = 0;
-      let failed: string | undefined;
-      const worker = async () => {
-        while (!state.stop && !this.#closed && next < pending.length) {
-          const index = pending[next++]!;
-          const receipt = receipts[index]!;
-          const [result] = await this.validation.validate(credentials, [receipt.asked]);
-          if (state.stop || this.#closed) return;
-          if ('error' in result! && result.error instanceof SunatCredentialsRejected) {
-            failed = `SUNAT rechazó las credenciales: ${result.error.sunatMessage ?? 'sin detalle'}`;
-            state.stop = true;
-            return;
-          }
-          const answered = { ...receipt, answer: stored(result!) };
-          await this.store.answer(owner, id, index, answered, (j) => counted(j, answered));
-        }
-      };
-      // Twice the pace's calls: each slot SUNAT frees is taken at once.
-      await Promise.all(Array.from({ length: this.validation.settings.concurrency * 2 }, worker));
-      if (this.#closed) return;
-      await this.store.update(owner, id, (j) =>
-        FINISHED.has(j.estado) ? undefined : failed ? ended(j, 'FALLIDA', failed) : state.stop ? undefined : ended(j, 'TERMINADA'),
-      );
-    } catch (error) {
-      this.log.warn({ err: error, job: id }, 'validaciones: a job failed');
-      await this.store
-        .update(owner, id, (j) => (FINISHED.has(j.estado) ? undefined : ended(j, 'FALLIDA', 'falla interna')))
-        .catch(() => undefined);
-    } finally {
-      this.#running.delete(id);
-      void this.#wake();
     }
   }
 
@@ -262,8 +271,7 @@ export class ValidationJobs {
 
   async #sweep(): Promise<void> {
     try {
-      const before = new Date(Date.now() - this.settings.keptDays * 86_400_000).toISOString();
-      for (const job of await this.store.finishedBefore(before)) await this.store.remove(job.owner, job.id);
+      await this.store.sweep(new Date(Date.now() - this.settings.keptDays * 86_400_000).toISOString());
     } catch (error) {
       this.log.warn({ err: error }, 'validaciones: old jobs could not be removed');
     }
@@ -272,13 +280,9 @@ export class ValidationJobs {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#sweeper);
+    await this.queue?.close();
     await this.store.close();
   }
-}
-
-/** A job ended: when, how, and without its credentials. */
-function ended(job: Job, estado: 'TERMINADA' | 'CANCELADA' | 'FALLIDA', motivo: string | null = null): Job {
-  return { ...job, estado, terminadaEn: new Date().toISOString(), motivo, sealed: null };
 }
 
 /** SUNAT's answer as kept: the receipt, or why it has none. */
@@ -291,17 +295,6 @@ function errorOf(error: SunatError): ReceiptError {
   if (error instanceof SunatRefused) return { kind: 'refused', why: error.sunatMessage };
   if (error instanceof SunatCredentialsRejected) return { kind: 'rejected', why: error.sunatMessage ?? 'sin detalle' };
   return { kind: 'unavailable', why: error instanceof SunatUnavailable ? error.reason : error.message };
-}
-
-/** The job's counts with one more receipt answered, at each of its positions. */
-function counted(job: Job, receipt: JobReceipt): Job {
-  const answer = receipt.answer!;
-  const category = 'receipt' in answer ? (BY_STATE[answer.receipt.comprobante_estado_codigo ?? ''] ?? 'conError') : 'conError';
-  return {
-    ...job,
-    validados: job.validados + receipt.weight,
-    resumen: { ...job.resumen, [category]: job.resumen[category] + receipt.weight },
-  };
 }
 
 /** The SunatError a kept error was: the schema words it as any other. */

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SUNAT_SAMPLE } from '../../src/sandbox/sunat.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { codes, startStack, TOKEN, type Stack } from '../helpers.js';
+import { Redis } from 'ioredis';
+import { codes, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
 
 /**
  * Background validations through SUNAT's free API (crearValidacionMasiva): answered at once,
@@ -297,6 +298,87 @@ describe('a job across a restart', () => {
     } finally {
       sandbox.setFaults({});
       rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('background validations in a fleet (REDIS_URL): BullMQ shares the work', () => {
+  let redis: RedisServer;
+  let inspect: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    inspect = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    inspect.disconnect();
+    await redis.stop();
+  });
+  const fleet = () => {
+    const env = { REDIS_URL: redis.url, CACHE_KEY_SECRET: 'a-secret-shared-by-the-fleet' };
+    return Promise.all([0, 1].map(() => startStack({ sharedSandbox: sandbox, env, app: { jobLockMs: 2_000 } })));
+  };
+
+  it('validates a job made on one instance with both, each receipt once, at the fleet’s pace; the other answers it and its CSV', async () => {
+    sandbox.setFaults({ latencyMs: 50 });
+    const [a, b] = await fleet();
+    try {
+      const id = (await crear(a!, { t: Array.from({ length: 450 }, (_, i) => line(i + 1)).join('\n') })).data!.crearValidacionMasiva.id;
+      const done = await until(b!, id, (j) => j.estado === 'TERMINADA', 60_000);
+      const expected = { aceptados: 0, anulados: 0, autorizados: 0, noAutorizados: 0, noExisten: 0, conError: 0 };
+      for (let n = 1; n <= 450; n++) expected[stateOf(n)]++;
+      expect(done).toMatchObject({ validados: 450, resumen: expected });
+      const numbers = receiptCalls().map((c) => (c.body as { numero: string }).numero);
+      expect(numbers).toHaveLength(450);
+      expect(new Set(numbers).size).toBe(450);
+      expect(sandbox.peakInFlight).toBeLessThanOrEqual(5);
+      // Both instances asked SUNAT (each its own connections).
+      const csv = await fetch(`${b!.url}/validaciones/${id}.csv`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect((await csv.text()).split('\r\n')).toHaveLength(452);
+      expect(codes(await job(b!, id, OTHER))).toEqual(['NOT_FOUND']);
+    } finally {
+      sandbox.setFaults({});
+      await Promise.all([a!.close(), b!.close()]);
+    }
+  });
+
+  it('takes up a stopped instance’s parts on another, asking again only what was in flight; no secret or token in Redis', async () => {
+    sandbox.setFaults({ latencyMs: 100 });
+    const [a, b] = await fleet();
+    try {
+      const id = (await crear(a!, { t: Array.from({ length: 400 }, (_, i) => line(i + 1)).join('\n') })).data!.crearValidacionMasiva.id;
+      await until(a!, id, (j) => j.validados >= 60, 30_000);
+      await a!.close();
+      const done = await until(b!, id, (j) => j.estado === 'TERMINADA', 60_000);
+      expect(done.validados).toBe(400);
+      const numbers = receiptCalls().map((c) => (c.body as { numero: string }).numero);
+      expect(new Set(numbers).size).toBe(400);
+      // At most what the stopped instance had in flight: two parts, ten calls each.
+      expect(numbers.length - 400).toBeLessThanOrEqual(20);
+      const tokens = sandbox.calls.flatMap((c) => /^Bearer (.+)$/.exec(String(c.headers['authorization'] ?? ''))?.[1] ?? []);
+      expect(tokens.length).toBeGreaterThan(0);
+      const keys = await inspect.keys('*');
+      const valueOf = async (k: string): Promise<unknown> => {
+        const type = await inspect.type(k);
+        if (type === 'string') return inspect.get(k);
+        if (type === 'hash') return inspect.hgetall(k);
+        if (type === 'set') return inspect.smembers(k);
+        if (type === 'zset') return inspect.zrange(k, '0', '-1');
+        if (type === 'list') return inspect.lrange(k, 0, -1);
+        return inspect.xrange(k, '-', '+');
+      };
+      const dump = keys.join('\n') + JSON.stringify(await Promise.all(keys.map(valueOf)));
+      expect(dump).toContain(id);
+      for (const secret of [SUNAT_SAMPLE.clientSecret, TOKEN, ...new Set(tokens)]) expect(dump).not.toContain(secret);
+      for (const text of [
+        b!.logs.join(''),
+        a!.logs.join(''),
+        await (await fetch(`${b!.url}/metrics`)).text(),
+        await (await fetch(`${b!.url}/health`)).text(),
+      ])
+        for (const secret of [SUNAT_SAMPLE.clientSecret, ...new Set(tokens)]) expect(text).not.toContain(secret);
+    } finally {
+      sandbox.setFaults({});
+      await b!.close();
     }
   });
 });
