@@ -382,3 +382,40 @@ describe('background validations in a fleet (REDIS_URL): BullMQ shares the work'
     }
   });
 });
+
+describe("README's worked query 7", () => {
+  it('runs as written: the sample month queued, validated, summed up and written as a CSV', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'jobs-readme-'));
+    // As npm start has it: the gateway's own credentials are the sandbox's sample ones.
+    const sample = {
+      SUNAT_API_CLIENT_ID: SUNAT_SAMPLE.clientId,
+      SUNAT_API_CLIENT_SECRET: SUNAT_SAMPLE.clientSecret,
+      SUNAT_API_RUC: SUNAT_SAMPLE.rucEmpresa,
+    };
+    const fresh = await startStack({ sharedSandbox: sandbox, env: { PADRON_DIR: own, ...sample } });
+    try {
+      const readme = readFileSync('README.md', 'utf8');
+      const section = readme.slice(readme.indexOf('**7. A month of purchases'));
+      const mutation = /query: "(mutation[^"]+)"/.exec(section)![1]!;
+      const file = /readFileSync\("([^"]+)"/.exec(section)![1]!;
+      const summary = JSON.parse(/-d '(\{.*\})'/.exec(section)![1]!) as { query: string };
+      const [created, summed] = /```json\n([\s\S]*?)\n```/
+        .exec(section)![1]!
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown);
+      const first = (await fresh.gql<{ crearValidacionMasiva: { id: string } }, { t: string }>(mutation, { t: readFileSync(file, 'utf8') }))
+        .body;
+      const { id } = first.data!.crearValidacionMasiva;
+      expect(first).toEqual(JSON.parse(JSON.stringify(created).replace('<id>', id)));
+      await until(fresh, id, (j) => j.estado === 'TERMINADA');
+      expect((await fresh.gql(summary.query)).body).toEqual(summed);
+      const csv = await fetch(`${fresh.url}/validaciones/${id}.csv`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const rows = (await csv.text()).split('\r\n');
+      expect(rows).toHaveLength(14);
+      expect(rows[6]).toBe('20555678909;01;F001;77;2026-10-07;944.00;ACEPTADO;BAJA DE OFICIO;NO HABIDO;;');
+    } finally {
+      await fresh.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
