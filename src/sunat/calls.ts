@@ -83,28 +83,35 @@ export class SunatCalls {
     );
   }
 
-  /** One call for `clientId`: paced with the others of that clientId, retried while SUNAT cannot answer. */
+  /**
+   * One call for `clientId`: paced with the others of that clientId, retried while SUNAT cannot answer. `init.signal`
+   * aborted (a job cancelled): a call still waiting for its place is never made, and one under way is dropped.
+   */
   async call(
     clientId: string,
     host: 'api' | 'auth',
     path: string,
-    init: { headers: Record<string, string>; body: string },
+    init: { headers: Record<string, string>; body: string; signal?: AbortSignal | undefined },
   ): Promise<SunatAnswer> {
     let pace = this.#paces.get(clientId);
     if (!pace) this.#paces.set(clientId, (pace = bulkhead(this.#options.concurrency, Number.MAX_SAFE_INTEGER)));
     const started = Date.now();
     const base = host === 'api' ? this.#options.apiUrl : this.#options.authUrl;
+    const { signal } = init;
     return this.#retry.execute(({ attempt }) => {
       if (attempt > 0 && Date.now() - started > MAX_SPAN_MS) throw new SunatUnavailable('tried for two minutes');
-      return pace.execute(() => this.#fleetPaced(clientId, () => this.#once(new URL(path, base), init)));
-    });
+      // The signal is read once the place is ours, not handed to the bulkhead: cockatiel's queue stalls when a
+      // waiting call it takes out was aborted (it does not take the next one).
+      return pace.execute(() => this.#fleetPaced(clientId, () => this.#once(new URL(path, base), init), signal));
+    }, signal);
   }
 
   /**
    * With a fleet's Redis, one of the fleet's `concurrency` places of this clientId is held for the call (a semaphore
    * with a lease, so a killed instance's places come back). Redis away: this instance's own pace alone, said by nobody.
    */
-  async #fleetPaced<T>(clientId: string, work: () => Promise<T>): Promise<T> {
+  async #fleetPaced<T>(clientId: string, work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    signal?.throwIfAborted();
     if (!this.#redis) return work();
     const { concurrency, timeoutMs } = this.#options;
     const place = new Semaphore(this.#redis, `{sunat}:pace:${createHash('sha256').update(clientId).digest('hex')}`, concurrency, {
@@ -115,7 +122,12 @@ export class SunatCalls {
     });
     try {
       await place.acquire();
+      signal?.throwIfAborted();
     } catch (error) {
+      if (signal?.aborted) {
+        await place.release().catch(() => undefined);
+        throw signal.reason;
+      }
       if (error instanceof TimeoutError) throw new SunatUnavailable("waited two minutes for a place in the fleet's pace");
       return work();
     }
@@ -126,11 +138,14 @@ export class SunatCalls {
     }
   }
 
-  async #once(url: URL, init: { headers: Record<string, string>; body: string }): Promise<SunatAnswer> {
+  async #once(url: URL, init: { headers: Record<string, string>; body: string; signal?: AbortSignal | undefined }): Promise<SunatAnswer> {
     let answer: Dispatcher.ResponseData;
     try {
-      answer = await request(url, { method: 'POST', headers: init.headers, body: init.body, dispatcher: this.#agent });
+      const { headers, body, signal } = init;
+      answer = await request(url, { method: 'POST', headers, body, signal, dispatcher: this.#agent });
     } catch (error) {
+      // Dropped on purpose: no outage of SUNAT's, and nothing to try again.
+      if (init.signal?.aborted) throw init.signal.reason;
       throw new SunatUnavailable(error instanceof Error ? error.message : String(error));
     }
     const { statusCode: status, headers, body } = answer;

@@ -61,6 +61,8 @@ export class ValidationJobs {
   queue: JobQueue | undefined;
   /** The jobs this instance is validating alone (without a queue). */
   readonly #running = new Set<string>();
+  /** Each part under way, stopped at a close. */
+  readonly #parts = new Set<AbortController>();
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -200,28 +202,36 @@ export class ValidationJobs {
     const receipts = await this.store.receipts(id, from, Math.min(to, job.distinct));
     const pending = receipts.flatMap((r, i) => (r.answer ? [] : [from + i]));
     let next = 0;
-    let stop = false;
-    // A cancel (here or on another instance) is seen within a second.
+    // Told to stop (a cancel here or on another instance, refused credentials, a close): what waits for SUNAT is dropped.
+    const stopping = new AbortController();
+    const stop = () => stopping.abort();
+    this.#parts.add(stopping);
     const looking = setInterval(
       () =>
         void this.store.get(owner, id).then(
-          (j) => void (stop ||= !j || FINISHED.has(j.estado)),
+          (j) => (!j || FINISHED.has(j.estado)) && stop(),
           () => undefined,
         ),
       TOLD_EVERY_MS,
     ).unref();
     const worker = async () => {
-      while (!stop && !this.#closed && next < pending.length) {
+      while (!stopping.signal.aborted && next < pending.length) {
         const index = pending[next++]!;
         const receipt = receipts[index - from]!;
-        const [result] = await this.validation.validate(credentials, [receipt.asked]);
-        if (stop || this.#closed) return;
-        if ('error' in result! && result.error instanceof SunatCredentialsRejected) {
-          stop = true;
+        let result: SunatResult;
+        try {
+          [result] = (await this.validation.validate(credentials, [receipt.asked], stopping.signal)) as [SunatResult];
+        } catch (error) {
+          if (stopping.signal.aborted) return;
+          throw error;
+        }
+        if (stopping.signal.aborted) return;
+        if ('error' in result && result.error instanceof SunatCredentialsRejected) {
+          stop();
           await this.store.end(owner, id, 'FALLIDA', `SUNAT rechazó las credenciales: ${result.error.sunatMessage ?? 'sin detalle'}`);
           return;
         }
-        const after = await this.store.answer(owner, id, index, { ...receipt, answer: stored(result!) });
+        const after = await this.store.answer(owner, id, index, { ...receipt, answer: stored(result) });
         if (after && after.validados >= after.total) await this.store.end(owner, id, 'TERMINADA');
       }
     };
@@ -229,9 +239,10 @@ export class ValidationJobs {
       await Promise.all(Array.from({ length: this.validation.settings.concurrency * 2 }, worker));
     } finally {
       clearInterval(looking);
+      this.#parts.delete(stopping);
     }
     // Every answer written before (a part taken up again after its last answer): the job still ends.
-    const now = stop || this.#closed ? undefined : await this.store.get(owner, id);
+    const now = stopping.signal.aborted ? undefined : await this.store.get(owner, id);
     if (now && !FINISHED.has(now.estado) && now.validados >= now.total) await this.store.end(owner, id, 'TERMINADA');
   }
 
@@ -279,6 +290,7 @@ export class ValidationJobs {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const part of this.#parts) part.abort();
     clearInterval(this.#sweeper);
     await this.queue?.close();
     await this.store.close();

@@ -33,20 +33,21 @@ export class SunatReceipts {
     readonly tokens: SunatTokens,
   ) {}
 
-  async validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[]): Promise<SunatResult[]> {
+  /** `signal` aborted: what is not asked yet is not asked, and the call rejects with its reason. */
+  async validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[], signal?: AbortSignal): Promise<SunatResult[]> {
     await this.tokens.get(credentials);
     const asked = new Map<string, Promise<SunatResult>>();
     return Promise.all(
       receipts.map((receipt) => {
         const key = keyOf(receipt);
         let answer = asked.get(key);
-        if (!answer) asked.set(key, (answer = this.#one(credentials, receipt)));
+        if (!answer) asked.set(key, (answer = this.#one(credentials, receipt, signal)));
         return answer;
       }),
     );
   }
 
-  async #one(credentials: SunatCredentials, receipt: ComprobanteBody): Promise<SunatResult> {
+  async #one(credentials: SunatCredentials, receipt: ComprobanteBody, signal: AbortSignal | undefined): Promise<SunatResult> {
     try {
       for (let tries = 0; ; tries++) {
         const token = await this.tokens.get(credentials);
@@ -54,7 +55,11 @@ export class SunatReceipts {
           credentials.clientId,
           'api',
           `/v1/contribuyente/contribuyentes/${encodeURIComponent(credentials.rucEmpresa)}/validarcomprobante`,
-          { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(bodyOf(receipt)) },
+          {
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(bodyOf(receipt)),
+            signal,
+          },
         );
         if (answer.status === 401 && tries === 0) {
           await this.tokens.drop(credentials, token);

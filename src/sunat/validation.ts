@@ -41,8 +41,8 @@ export class SunatValidation {
     await this.#tokens.get(credentials);
   }
 
-  validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[]): Promise<SunatResult[]> {
-    return this.#receipts.validate(credentials, receipts);
+  validate(credentials: SunatCredentials, receipts: readonly ComprobanteBody[], signal?: AbortSignal): Promise<SunatResult[]> {
+    return this.#receipts.validate(credentials, receipts, signal);
   }
 
   close(): Promise<void> {
