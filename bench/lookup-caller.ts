@@ -2,11 +2,11 @@
  * Another caller, in a process of its own (its own event loop and clock, as a real one has): asks the gateway for
  * `contribuyente` every 2 ms until told `stop`, then sends back each answer's time. `reset` forgets the times so far.
  *
- *   forked by bench/padron-typed.ts: lookup-caller.js <gateway url> <ruc>
+ *   forked by bench/padron-typed.ts and bench/jobs.ts: lookup-caller.js <gateway url> <ruc> [token]
  */
 import { Pool } from 'undici';
 
-const [url, ruc] = process.argv.slice(2) as [string, string];
+const [url, ruc, token = 'bench-other'] = process.argv.slice(2) as [string, string, string?];
 const pool = new Pool(new URL(url).origin, { connections: 1 });
 const times: number[] = [];
 let running = true;
@@ -19,7 +19,7 @@ while (running) {
   const res = await pool.request({
     path: '/graphql',
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer bench-other' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query: `{ contribuyente(ruc: "${ruc}") { ruc estado condicion } }` }),
   });
   await res.body.text();

@@ -132,8 +132,8 @@ function route(req: IncomingMessage, res: ServerResponse, app: HttpApp, options:
   // Health, readiness and metrics answer whatever the GraphQL load, straight from node:http.
   if (reading && app.opsRoutes.has(path)) return serveOps(req, res, app.ops);
   // A background validation's results, as a file (src/http/validation-csv.ts).
-  const csv = reading && app.validationCsv ? CSV_PATH.exec(path) : null;
-  if (csv) return void serveValidationCsv(req, res, csv[1]!, app.validationCsv!);
+  const csv = (reading || req.method === 'OPTIONS') && app.validationCsv ? CSV_PATH.exec(path) : null;
+  if (csv) return void serveValidationCsv(req, res, csv[1]!, app.validationCsv!, app.corsOrigins);
   // GraphiQL's files answer whatever the GraphQL load too.
   if (reading && app.graphiql && path.startsWith(ASSETS_PATH)) return void app.yoga(req, res);
   // The address alone, typed into a browser, opens GraphiQL.

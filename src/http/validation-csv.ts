@@ -73,9 +73,22 @@ export async function serveValidationCsv(
   res: ServerResponse,
   id: string,
   find: (authorization: string | undefined, id: string) => Promise<AsyncIterable<string> | undefined>,
+  corsOrigins: '*' | readonly string[],
 ): Promise<void> {
+  // A browser app of CORS_ORIGINS downloads it with its token, as it calls /graphql.
+  const origin = req.headers.origin;
+  const allowed = origin && (corsOrigins === '*' ? '*' : corsOrigins.includes(origin) ? origin : undefined);
+  const cors: Record<string, string> = allowed
+    ? { 'access-control-allow-origin': allowed, vary: 'Origin', 'access-control-expose-headers': 'content-disposition' }
+    : {};
+  if (req.method === 'OPTIONS') {
+    const preflight = allowed
+      ? { 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'authorization', 'access-control-max-age': '600' }
+      : {};
+    return void res.writeHead(204, { ...cors, ...preflight }).end();
+  }
   const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
-    void res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(text);
+    void res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...cors, ...headers }).end(text);
   if (!req.headers.authorization) return plain(401, 'Envíe su token (Authorization: Bearer).', { 'www-authenticate': 'Bearer' });
   let body: AsyncIterable<string> | undefined;
   try {
@@ -85,6 +98,7 @@ export async function serveValidationCsv(
   }
   if (!body) return plain(404, 'No existe una validación masiva con ese id (o no es de quien llama).');
   res.writeHead(200, {
+    ...cors,
     'content-type': 'text/csv; charset=utf-8',
     'content-disposition': `attachment; filename="validacion-${id}.csv"`,
     'cache-control': 'no-store',

@@ -144,7 +144,7 @@ builder.mutationFields((t) => ({
       const jobs = jobsOf(ctx);
       if ((comprobantes == null) === (texto == null)) throw refusal('jobOneInput');
       const { max } = jobs.settings;
-      const receipts = valid(comprobantes ? checkJobList(comprobantes, max) : checkTexto(texto!, max));
+      const receipts = valid(comprobantes ? checkJobList(comprobantes, max) : await checkTexto(texto!, max));
       const given = credencialesApi ? valid(checkCredencialesApi(credencialesApi)) : undefined;
       const credentials = ctx.sunat?.credentialsFor(given);
       if (!credentials) throw refusal('jobNeedsCredentials');

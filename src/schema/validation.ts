@@ -126,16 +126,21 @@ export function checkJobList(list: readonly ComprobanteInput[], max: number): Ch
   return checkComprobantes(list, list.length);
 }
 
+/** Lines of `texto` checked between two turns of the event loop (about 10 ms of work). */
+const LINES_A_TURN = 4000;
+
 /**
  * The receipts of a background validation, as text: a line `ruc|tipo|serie|numero|fecha|total`
  * each (the date as YYYY-MM-DD or dd/mm/yyyy), blank lines skipped; each problem names its line,
  * counted from 1 over every line, blank ones included.
  */
-export function checkTexto(texto: string, max: number): Checked<ComprobanteBody[]> {
+export async function checkTexto(texto: string, max: number): Promise<Checked<ComprobanteBody[]>> {
   const problems: string[] = [];
   const bodies: ComprobanteBody[] = [];
   const lines = texto.split(/\r\n|\n|\r/);
   for (let i = 0; i < lines.length; i++) {
+    // A month of lines is checked in turns: the other callers' answers go out between them.
+    if (i > 0 && i % LINES_A_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const line = lines[i]!;
     if (line.trim() === '') continue;
     if (bodies.length + problems.length >= max)

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { counted, ended, FINISHED, type Job, type JobReceipt, type JobStore } from './job-store.js';
 
+/** Receipts written by one transaction. */
+const WRITTEN_AT_ONCE = 2000;
 /** The file beside the jobs holding their random key, when no CACHE_KEY_SECRET is shared. */
 const KEY_FILE = 'clave';
 
@@ -41,8 +43,12 @@ export class LocalJobStore implements JobStore {
 
   async create(job: Job, receipts: readonly JobReceipt[], positions: Uint32Array): Promise<void> {
     const { root, jobs, receipts: db, positions: where } = await this.#open();
+    // The receipts in several transactions (a month's would hold the event loop), the job last: none is seen half-written.
+    for (let from = 0; from < receipts.length; from += WRITTEN_AT_ONCE)
+      await root.transaction(() => {
+        for (let i = from; i < Math.min(receipts.length, from + WRITTEN_AT_ONCE); i++) void db.put([job.id, 'r', i], receipts[i]!);
+      });
     await root.transaction(() => {
-      receipts.forEach((r, i) => void db.put([job.id, 'r', i], r));
       where.put(job.id, Buffer.from(positions.buffer, positions.byteOffset, positions.byteLength));
       jobs.put([job.owner, job.id], job);
     });

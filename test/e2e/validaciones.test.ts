@@ -277,6 +277,22 @@ describe('crearValidacionMasiva', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="validacion-${id}.csv"`);
     const bytes = Buffer.from(await res.arrayBuffer());
+    // A browser app downloads it too: a preflight for its Authorization, and the file name readable.
+    const preflight = await fetch(`${stack.url}/validaciones/${id}.csv`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.pe',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization');
+    const browser = await fetch(`${stack.url}/validaciones/${id}.csv`, {
+      headers: { authorization: `Bearer ${TOKEN}`, origin: 'https://app.example.pe' },
+    });
+    expect(browser.headers.get('access-control-allow-origin')).toBe('*');
+    expect(browser.headers.get('access-control-expose-headers')).toBe('content-disposition');
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows = bytes.subarray(3).toString('utf8').split('\r\n');
     expect(rows).toEqual([
