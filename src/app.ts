@@ -84,7 +84,12 @@ export function createApp(config: Config, options: AppOptions): App {
   const link = createRedisLink(config, { logger, metrics });
   const store = createStore(config, link);
   const { register, webhooks } = createRegister(config, { logger, link, metrics });
-  const sunat = new SunatValidation({ ...config.sunat, retryBaseMs: options.sunatRetryBaseMs, redis: link?.redis });
+  const sunat = new SunatValidation({
+    ...config.sunat,
+    retryBaseMs: options.sunatRetryBaseMs,
+    redis: link?.redis,
+    onAttempt: (call, outcome) => metrics.sunatCall(call, outcome),
+  });
   const parts: Parts = {
     upstream,
     store,

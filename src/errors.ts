@@ -374,7 +374,7 @@ export const REFUSALS = {
   ratesOff: {
     code: 'UPSTREAM_UNAVAILABLE',
     retryable: false,
-    words: 'Este gateway no lee la lista de tipos de cambio de SUNAT (TIPO_DE_CAMBIO=servicio); pida tipoDeCambio por fecha.',
+    words: 'Este gateway no lee la lista de tipos de cambio de SUNAT (TIPO_DE_CAMBIO=servicio); pida el tipo de cambio de cada fecha.',
   },
 
   // Background validations (crearValidacionMasiva).

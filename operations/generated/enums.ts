@@ -35,7 +35,7 @@ export type ErrorCode =
   | 'INTERNAL_SERVER_ERROR'
   /** Entrada inválida: se rechaza localmente (sin consumir consultas) o la rechazó el servicio (HTTP 400). */
   | 'INVALID_INPUT'
-  /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404); o la suscripción (webhook) no existe o no es de quien llama. */
+  /** La ruta no existe: el endpoint GraphQL es /graphql (HTTP 404); o la suscripción (webhook) o la validación masiva no existe o no es de quien llama. */
   | 'NOT_FOUND'
   /** Una suscripción pedida sin Accept: text/event-stream (HTTP 406): sus eventos llegan solo por SSE. */
   | 'OPERATION_NOT_SUPPORTED'
@@ -47,7 +47,7 @@ export type ErrorCode =
   | 'PERSISTED_QUERY_NOT_FOUND'
   /** Las consultas restantes del plan no alcanzan (HTTP 429 quota_exceeded, o el aviso del servicio de que se agotaron). */
   | 'QUOTA_EXCEEDED'
-  /** El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds. Reintentable. */
+  /** El servicio limita la frecuencia de consultas del token (HTTP 429 sin quota_exceeded): reintente pasados extensions.retryAfterSeconds; o quien llama tiene ya VALIDACION_MASIVA_POR_LLAMANTE validaciones masivas sin terminar. Reintentable. */
   | 'RATE_LIMITED'
   /** El padrón que guarda el gateway no está disponible para buscar: PADRON apagado (no reintentable), aún sin importar o más antiguo que PADRON_MAX_AGE_MS (reintentable). No se llamó al servicio. */
   | 'REGISTER_UNAVAILABLE'
@@ -87,12 +87,32 @@ export type EstadoEntrega =
   | 'FALLIDA'
   | 'REINTENTANDO';
 
+/** En qué va una validación masiva. */
+export type EstadoValidacionMasiva =
+  /** Detenida por quien la creó; lo validado hasta entonces se conserva. */
+  | 'CANCELADA'
+  /** Creada; espera su turno. */
+  | 'EN_COLA'
+  /** Sus comprobantes se consultan a SUNAT. */
+  | 'EN_CURSO'
+  /** No pudo seguir (SUNAT rechazó las credenciales, por ejemplo). */
+  | 'FALLIDA'
+  /** Cada comprobante tiene su respuesta (o su error). */
+  | 'TERMINADA';
+
 /** De dónde vino el registro. */
 export type Fuente =
   /** El padrón público de SUNAT que guarda el gateway. */
   | 'PADRON'
   /** El servicio REST (o la caché del gateway de sus respuestas). */
   | 'SERVICIO';
+
+/** De dónde vino un tipo de cambio. */
+export type FuenteTipoDeCambio =
+  /** El servicio REST (POST /tipo-de-cambio), cuando la lista de SUNAT no respondió o TIPO_DE_CAMBIO=servicio. */
+  | 'SERVICIO'
+  /** La lista mensual que SUNAT publica (gratis). */
+  | 'SUNAT';
 
 /** Quién respondió por un comprobante. */
 export type FuenteValidacion =

@@ -99,7 +99,7 @@ export function sunatOf(e: Env) {
       dir: e.VALIDACION_DIR ?? join(e.PADRON_DIR, 'validaciones'),
     },
     /** Where read months of rates are kept without Redis. */
-    ratesDir: join(e.PADRON_DIR, 'tipo-de-cambio'),
+    ratesDir: join(e.PADRON_DIR, 'tipos-de-cambio'),
     /** The gateway's own credentials; undefined: only a call's `credencialesApi` goes to SUNAT. */
     credentials:
       e.SUNAT_API_CLIENT_ID && secret && e.SUNAT_API_RUC

@@ -22,6 +22,8 @@ export interface SunatCallOptions {
   retryAfterMaxMs?: number | undefined;
   /** A fleet's Redis (REDIS_URL): the pace per clientId is then the fleet's, not this instance's. */
   redis?: Redis | Cluster | undefined;
+  /** Told of every attempt's outcome (for /metrics). */
+  onAttempt?: ((call: 'token' | 'receipt', outcome: 'answered' | 'throttled' | 'unavailable') => void) | undefined;
 }
 
 /** An answer SUNAT gave: its status and its body, read as JSON when it is JSON. */
@@ -54,7 +56,8 @@ export class SunatCalls {
   /** A pace per clientId; made-up clientIds are many, so only the most recent are kept (an idle one holds nothing). */
   readonly #paces = new LRUCache<string, BulkheadPolicy>({ max: MAX_CLIENTS });
   readonly #retry: RetryPolicy;
-  readonly #options: Required<Omit<SunatCallOptions, 'redis'>>;
+  readonly #options: Required<Omit<SunatCallOptions, 'redis' | 'onAttempt'>>;
+  readonly #onAttempt: SunatCallOptions['onAttempt'];
   readonly #redis: Redis | Cluster | undefined;
 
   constructor(options: SunatCallOptions) {
@@ -67,6 +70,7 @@ export class SunatCalls {
       retryAfterMaxMs: options.retryAfterMaxMs ?? 60_000,
     };
     this.#redis = options.redis;
+    this.#onAttempt = options.onAttempt;
     const { timeoutMs, retryBaseMs, retryAfterMaxMs } = this.#options;
     this.#agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
     this.#retry = retry(
@@ -102,7 +106,9 @@ export class SunatCalls {
       if (attempt > 0 && Date.now() - started > MAX_SPAN_MS) throw new SunatUnavailable('tried for two minutes');
       // The signal is read once the place is ours, not handed to the bulkhead: cockatiel's queue stalls when a
       // waiting call it takes out was aborted (it does not take the next one).
-      return pace.execute(() => this.#fleetPaced(clientId, () => this.#once(new URL(path, base), init), signal));
+      return pace.execute(() =>
+        this.#fleetPaced(clientId, () => this.#told(host === 'api' ? 'receipt' : 'token', this.#once(new URL(path, base), init)), signal),
+      );
     }, signal);
   }
 
@@ -135,6 +141,18 @@ export class SunatCalls {
       return await work();
     } finally {
       await place.release().catch(() => undefined);
+    }
+  }
+
+  /** An attempt, its outcome told. */
+  async #told(call: 'token' | 'receipt', attempt: Promise<SunatAnswer>): Promise<SunatAnswer> {
+    try {
+      const answer = await attempt;
+      this.#onAttempt?.(call, 'answered');
+      return answer;
+    } catch (error) {
+      if (error instanceof SunatUnavailable) this.#onAttempt?.(call, error.reason === 'HTTP 429' ? 'throttled' : 'unavailable');
+      throw error;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { ComprobanteBody } from '../upstream/schemas.js';
-import { SunatCalls } from './calls.js';
+import { SunatCalls, type SunatCallOptions } from './calls.js';
 import { SunatReceipts, type SunatResult } from './receipts.js';
 import { SunatTokens, type SunatCredentials } from './tokens.js';
 
@@ -17,6 +17,8 @@ export interface SunatValidationSettings {
   retryAfterMaxMs?: number | undefined;
   /** A fleet's Redis: SUNAT_API_CONCURRENCY is then the fleet's per clientId. */
   redis?: Redis | Cluster | undefined;
+  /** Told of every call's outcome (for /metrics). */
+  onAttempt?: SunatCallOptions['onAttempt'];
 }
 
 /** SUNAT's free validation as the schema uses it: with a call's credentials or the gateway's own, else none. */

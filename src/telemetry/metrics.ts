@@ -104,6 +104,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly #sunatCalls = new Counter({
+    name: 'gateway_sunat_calls_total',
+    help: "Calls to SUNAT's free API by call (token, receipt) and outcome (answered, throttled: 429, unavailable: 5xx, network, time-out); never a clientId",
+    labelNames: ['call', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly #breaker = new Gauge({
     name: 'gateway_breaker_state',
     help: 'Circuit breaker of each upstream origin: 0 closed, 1 half-open, 2 open',
@@ -209,6 +215,10 @@ export class Metrics {
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed' | 'gone') {
     this.#webhookAttempts.inc({ outcome });
+  }
+
+  sunatCall(call: 'token' | 'receipt', outcome: 'answered' | 'throttled' | 'unavailable') {
+    this.#sunatCalls.inc({ call, outcome });
   }
 
   fastPath() {

@@ -85,6 +85,12 @@ describe("validarComprobantes through SUNAT's free API", () => {
     expect(down).toMatchObject({ fuente: null, comprobanteEstadoCodigo: null, error: { code: 'UPSTREAM_UNAVAILABLE', retryable: true } });
     expect(answer!.cantidadDeComprobantes).toBe(1);
     expect(billed).toBe(0);
+    // /metrics counts SUNAT's answers by call and outcome: the 5xx tried five times, never a clientId.
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(metrics).toMatch(/gateway_sunat_calls_total\{call="receipt",outcome="unavailable"\} 5\n/);
+    expect(metrics).toMatch(/gateway_sunat_calls_total\{call="receipt",outcome="answered"\} 2\n/);
+    expect(metrics).toMatch(/gateway_sunat_calls_total\{call="token",outcome="answered"\} 1\n/);
+    expect(metrics).not.toContain(SUNAT_SAMPLE.clientId);
   });
 
   it('fails the field with SUNAT_CREDENTIALS_REJECTED before any receipt is asked, and shows no secret', async () => {

@@ -285,9 +285,9 @@ describe("tipoDeCambio and tiposDeCambio from SUNAT's month listing (TIPO_DE_CAM
     const dir = mkdtempSync(join(tmpdir(), 'rates-'));
     const month = limaToday().slice(0, 7);
     const kept = (fetchedAt: number) =>
-      writeFileSync(join(dir, 'tipo-de-cambio', `${month}.json`), JSON.stringify({ days: [], fetchedAt }));
+      writeFileSync(join(dir, 'tipos-de-cambio', `${month}.json`), JSON.stringify({ days: [], fetchedAt }));
     try {
-      mkdirSync(join(dir, 'tipo-de-cambio'));
+      mkdirSync(join(dir, 'tipos-de-cambio'));
       kept(Date.now() - 10 * 60_000);
       const recent = await startStack({ sharedSandbox: stack.sandbox, env: { PADRON_DIR: dir } });
       stack.sandbox.reset();

@@ -385,8 +385,15 @@ describe('background validations in a fleet (REDIS_URL): BullMQ shares the work'
       const id = (await crear(a!, { t: Array.from({ length: 400 }, (_, i) => line(i + 1)).join('\n') })).data!.crearValidacionMasiva.id;
       await until(a!, id, (j) => j.validados >= 60, 30_000);
       await a!.close();
+      // Sealed while it runs, dropped when it ends.
+      expect(JSON.parse((await inspect.hget(`{vm}:s:${id}`, 'sealed'))!)).toMatchObject({
+        iv: expect.any(String),
+        data: expect.any(String),
+      });
       const done = await until(b!, id, (j) => j.estado === 'TERMINADA', 60_000);
       expect(done.validados).toBe(400);
+      expect(await inspect.hget(`{vm}:s:${id}`, 'sealed')).toBe('');
+      expect(await inspect.ttl(`{vm}:s:${id}`)).toBeGreaterThan(29 * 86_400);
       const numbers = receiptCalls().map((c) => (c.body as { numero: string }).numero);
       expect(new Set(numbers).size).toBe(400);
       // At most what the stopped instance had in flight: two parts, ten calls each.
@@ -452,6 +459,38 @@ describe("README's worked query 7", () => {
       expect(rows[6]).toBe('20555678909;01;F001;77;2026-10-07;944.00;ACEPTADO;BAJA DE OFICIO;NO HABIDO;;');
     } finally {
       await fresh.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a job against a slow SUNAT', () => {
+  it('holds no other caller: searches, the register and lookups answer as before while it runs', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'jobs-register-'));
+    const registered = await startStack({ sharedSandbox: sandbox, env: { PADRON: `${sandbox.url}/__sandbox/padron/`, PADRON_DIR: own } });
+    try {
+      const deadline = Date.now() + 20_000;
+      while (((await (await fetch(`${registered.url}/health`)).json()) as { padron: { state: string } }).padron.state !== 'ready') {
+        if (Date.now() > deadline) throw new Error('the sandbox register never got ready');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Every receipt 3 s at SUNAT, five at a time: the job runs for the whole test.
+      const id = (await crear(registered, { t: Array.from({ length: 60 }, (_, i) => line(i + 1, 'SLNT')).join('\n') })).data!
+        .crearValidacionMasiva.id;
+      await until(registered, id, (j) => j.estado === 'EN_CURSO');
+      const times: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        const { body } = await registered.gql(
+          `{ buscarContribuyentes(texto: "mamani", first: 2) { edges { node { ruc } } } contribuyente(ruc: "20100123453") { estado fuente } persona(dni: "46779354") { nombres } }`,
+        );
+        times.push(performance.now() - started);
+        expect(body.errors).toBeUndefined();
+      }
+      expect(Math.max(...times)).toBeLessThan(500);
+      expect((await job(registered, id)).data!.validacionMasiva!.estado).toBe('EN_CURSO');
+    } finally {
+      await registered.close();
       rmSync(own, { recursive: true, force: true });
     }
   });
