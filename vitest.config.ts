@@ -5,6 +5,7 @@ const TIMED = [
   'test/soak.test.ts',
   // Reads the heap: a worker that other files share holds their allocations too.
   'test/pipeline/document-cache.test.ts',
+  'test/webhooks/publish.test.ts',
   ...['stress-documents', 'stress-store', 'fairness', 'admission', 'ops', 'floods', 'connections', 'slow-registry'].map(
     (name) => `test/e2e/${name}.test.ts`,
   ),

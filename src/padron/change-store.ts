@@ -86,6 +86,13 @@ export interface CambiosQuery {
 /** Entries a page of the feed reads at most (a rare type over many days): beyond it, a short page and a cursor to go on. */
 const MAX_SCANNED = 50_000;
 
+/** A comparison found more changes than MAX_CHANGES: no day of SUNAT's register. */
+export class TooManyChanges extends Error {
+  constructor() {
+    super(`over ${MAX_CHANGES} changes: not a day of SUNAT's register`);
+  }
+}
+
 /** One comparison's changes, staged in a file (`path`) until it has ended: each as a line of RUC, type code and JSON. */
 export class StagedChanges {
   readonly #fd: number;
@@ -96,7 +103,7 @@ export class StagedChanges {
   }
 
   add(ruc: string, tipo: TipoCambio, antes: string | null, despues: string | null): void {
-    if (++this.count > MAX_CHANGES) throw new Error(`over ${MAX_CHANGES} changes: not a day of SUNAT's register`);
+    if (++this.count > MAX_CHANGES) throw new TooManyChanges();
     // Serialized now: `antes` and `despues` are slices of the snapshot's chunks, which they would keep alive.
     this.#held.push(`${ruc}${tipoCode(tipo)}${JSON.stringify([antes, despues])}\n`);
     if (this.#held.length >= PER_TRANSACTION) this.#write();
@@ -225,21 +232,39 @@ export class ChangeStore {
     }
   }
 
-  /** One date's changes, in RUC and type order, grouped by RUC; read PER_TRANSACTION at a time, the event loop turning between. */
-  async ofDate(fecha: string): Promise<Map<string, Cambio[]>> {
-    const byRuc = new Map<string, Cambio[]>();
-    for (let from = `d${fecha}`, read = PER_TRANSACTION; read === PER_TRANSACTION; await yieldToLookups()) {
-      read = 0;
+  /**
+   * One date's changes in RUC and type order, PER_TRANSACTION at a time, the event loop turning between: a day of any
+   * size is read in bounded memory, never whole.
+   */
+  async *batchesOf(fecha: string): AsyncGenerator<Cambio[]> {
+    for (let from = `d${fecha}`; ; await yieldToLookups()) {
+      const batch: Cambio[] = [];
       for (const { key, value } of this.db.getRange({ start: from, end: `d${fecha}~`, limit: PER_TRANSACTION })) {
-        const cambio = cambioOf(key, value);
-        const list = byRuc.get(cambio.ruc);
-        if (list) list.push(cambio);
-        else byRuc.set(cambio.ruc, [cambio]);
+        batch.push(cambioOf(key, value));
         from = `${key}\0`;
-        read++;
       }
+      if (batch.length > 0) yield batch;
+      if (batch.length < PER_TRANSACTION) return;
     }
-    return byRuc;
+  }
+
+  /** How many changes `fecha` has. */
+  async countOf(fecha: string): Promise<number> {
+    let count = 0;
+    for await (const batch of this.batchesOf(fecha)) count += batch.length;
+    return count;
+  }
+
+  /** The changes of `fecha` of these RUCs, grouped by RUC: each RUC's own keys read, nothing else of the day. */
+  ofRucsOn(fecha: string, rucs: Iterable<string>): Map<string, Cambio[]> {
+    const found = new Map<string, Cambio[]>();
+    for (const ruc of rucs) {
+      const list = [...this.db.getRange({ start: `d${fecha}${ruc}`, end: `d${fecha}${ruc}~` })].map(({ key, value }) =>
+        cambioOf(key, value),
+      );
+      if (list.length) found.set(ruc, list);
+    }
+    return found;
   }
 
   /** A RUC's changes since `desde` (all kept when absent), newest first. */

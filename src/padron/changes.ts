@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { CHANGES_DAYS } from '../config/padron.js';
 import { todayInLima } from '../upstream/dates.js';
 import { readKept } from './record.js';
-import { ChangeStore, StagedChanges, type Cambio, type TipoCambio } from './change-store.js';
+import { ChangeStore, MAX_CHANGES, StagedChanges, TooManyChanges, type Cambio, type TipoCambio } from './change-store.js';
 import { SNAPSHOT, SnapshotReader } from './snapshot.js';
 import { FLAG_REGISTERS } from './sources.js';
 
@@ -155,7 +155,13 @@ async function stagedChanges(before: string, after: string, logger?: Logger, sig
     }
     staged.discard();
     if (signal?.aborted) throw error;
-    logger?.warn({ err: error }, 'padron: the registers could not be compared; no change is kept for this one');
+    if (error instanceof TooManyChanges)
+      logger?.warn(
+        { changes: { over: MAX_CHANGES } },
+        `padron: more than ${MAX_CHANGES} changes from the register in use to this one: not a day of SUNAT's register; ` +
+          'none of its changes are kept or sent (the new register is used all the same)',
+      );
+    else logger?.warn({ err: error }, 'padron: the registers could not be compared; no change is kept for this one');
     return undefined;
   } finally {
     was.close();

@@ -42,14 +42,47 @@ export function watched(
  */
 export function messagesOf(sub: string, fecha: string, cambios: CambioEnviado[], now = new Date(), rev = 0): Mensaje[] {
   const messages: Mensaje[] = [];
-  for (let part = 0; part * MAX_PER_MESSAGE < cambios.length; part++) {
-    const slice = cambios.slice(part * MAX_PER_MESSAGE, (part + 1) * MAX_PER_MESSAGE);
-    const body = JSON.stringify({
-      type: 'padron.cambios',
-      timestamp: now.toISOString(),
-      data: { suscripcion: sub, fecha, cambios: slice },
-    });
-    messages.push({ id: messageId(sub, fecha, rev, part), sub, fecha, seq: seqOf(fecha, part, rev), body });
-  }
+  for (let part = 0; part * MAX_PER_MESSAGE < cambios.length; part++)
+    messages.push(messageOf(sub, fecha, cambios.slice(part * MAX_PER_MESSAGE, (part + 1) * MAX_PER_MESSAGE), part, now, rev));
   return messages;
+}
+
+/** Part `part` of a subscription's messages for one date: `slice`, its changes (at most MAX_PER_MESSAGE). */
+export function messageOf(sub: string, fecha: string, slice: CambioEnviado[], part: number, now: Date, rev: number): Mensaje {
+  const body = JSON.stringify({ type: 'padron.cambios', timestamp: now.toISOString(), data: { suscripcion: sub, fecha, cambios: slice } });
+  return { id: messageId(sub, fecha, rev, part), sub, fecha, seq: seqOf(fecha, part, rev), body };
+}
+
+/**
+ * A subscription's messages made as its changes come, in order: each part goes out once full, so a
+ * subscription of many RUCs on a busy day never holds all its changes at once. The same parts, ids
+ * and bodies as `messagesOf` over the whole list.
+ */
+export class MessageWriter {
+  #pending: CambioEnviado[] = [];
+  #part = 0;
+
+  constructor(
+    readonly sub: string,
+    readonly fecha: string,
+    readonly rev: number,
+    readonly now: Date,
+  ) {}
+
+  /** The messages `cambios` (the next in order) complete. */
+  push(cambios: readonly CambioEnviado[]): Mensaje[] {
+    this.#pending.push(...cambios);
+    const full: Mensaje[] = [];
+    while (this.#pending.length >= MAX_PER_MESSAGE) full.push(this.#next(this.#pending.splice(0, MAX_PER_MESSAGE)));
+    return full;
+  }
+
+  /** The last message, if changes are left. */
+  end(): Mensaje[] {
+    return this.#pending.length ? [this.#next(this.#pending.splice(0))] : [];
+  }
+
+  #next(slice: CambioEnviado[]): Mensaje {
+    return messageOf(this.sub, this.fecha, slice, this.#part++, this.now, this.rev);
+  }
 }

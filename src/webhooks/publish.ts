@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Cambio, ChangeStore } from '../padron/change-store.js';
 import type { Recorded } from '../padron/changes.js';
 import type { LiveChanges } from './live.js';
-import { messagesOf, watched } from './messages.js';
+import { MessageWriter, watched } from './messages.js';
 import type { Outbox, SubscriptionStore } from './types.js';
 
 /** Beside the register: the last date (and its later register, `#n`) this instance made messages of, so that a restart makes the rest. */
@@ -34,32 +34,81 @@ export async function publishPending(changes: ChangeStore, to: Targets, dir: str
   if (!known && fresh === undefined) return void (await mark(marker, dates.at(-1) ?? ''));
   if (fresh?.again && fresh.fecha === last) {
     const next = Number(rev) + 1;
-    await make(fresh.fecha, fresh.again, next, to, logger);
+    await make(fresh.fecha, inMemory(fresh.again), next, to, logger);
     return void (await mark(marker, `${last}#${next}`));
   }
   for (const fecha of known ? dates : dates.filter((d) => d >= fresh!.fecha)) {
-    await make(fecha, await changes.ofDate(fecha), 0, to, logger, fecha === fresh?.fecha);
+    await make(fecha, stored(changes, fecha), 0, to, logger, fecha === fresh?.fecha);
     await mark(marker, fecha);
   }
 }
 
-/** One date's messages (of its `rev`th later register), each subscription's work its own turn of the event loop. */
-async function make(fecha: string, byRuc: Map<string, Cambio[]>, rev: number, to: Targets, logger: Logger, live = rev > 0): Promise<void> {
-  if (live && to.live) for (const list of byRuc.values()) for (const cambio of list) to.live.publish(cambio);
+/** One date's changes as the messages are made from them: all of them a batch at a time, or some RUCs' alone. */
+interface DayChanges {
+  batches(): AsyncIterable<readonly Cambio[]>;
+  ofRucs(rucs: readonly string[]): ReadonlyMap<string, Cambio[]>;
+}
+
+/** A date's changes in the change store: never the whole day in memory (a day may hold 2,000,000). */
+const stored = (changes: ChangeStore, fecha: string): DayChanges => ({
+  batches: () => changes.batchesOf(fecha),
+  ofRucs: (rucs) => changes.ofRucsOn(fecha, rucs),
+});
+
+/** A later register's own changes, held (at most MAX_AGAIN of them: src/padron/changes.ts). */
+const inMemory = (byRuc: ReadonlyMap<string, Cambio[]>): DayChanges => ({
+  batches: async function* () {
+    yield [...byRuc.keys()].sort().flatMap((ruc) => byRuc.get(ruc)!);
+  },
+  ofRucs: (rucs) => new Map(rucs.flatMap((ruc) => (byRuc.has(ruc) ? [[ruc, byRuc.get(ruc)!] as const] : []))),
+});
+
+/** RUCs of one subscription whose changes are read at once: a slice's changes held, never a big subscription's whole day. */
+const RUCS_AT_ONCE = 5_000;
+
+/**
+ * One date's messages (of its `rev`th later register): the live feeds told of every change, then each subscription's
+ * changes, read a slice of its RUCs at a time, made into messages as they fill, each slice its own turn of the event loop.
+ */
+async function make(fecha: string, day: DayChanges, rev: number, to: Targets, logger: Logger, live = rev > 0): Promise<void> {
+  let changes = 0;
+  for await (const batch of day.batches()) {
+    changes += batch.length;
+    if (live && to.live) for (const cambio of batch) to.live.publish(cambio);
+  }
   let made = 0;
+  const now = new Date();
   for (const id of await to.store.ids()) {
     await setImmediate();
     const sub = await to.store.get(id);
-    const cambios = sub ? watched({ tipos: sub.tipos, rucs: await to.store.rucsOf(id) }, byRuc) : [];
-    if (!cambios.length) continue;
-    const messages = messagesOf(id, fecha, cambios, new Date(), rev);
-    await to.outbox.add(messages);
-    made += messages.length;
+    if (!sub) continue;
+    const rucs = [...new Set(await to.store.rucsOf(id))].sort();
+    const writer = new MessageWriter(id, fecha, rev, now);
+    const add = async (byRuc: ReadonlyMap<string, Cambio[]>, of: readonly string[]) => {
+      const messages = writer.push(watched({ tipos: sub.tipos, rucs: of }, byRuc));
+      if (messages.length) await to.outbox.add(messages);
+      made += messages.length;
+      await setImmediate();
+    };
+    // The smaller side is walked: a few RUCs' own changes on a busy day, or a quiet day's changes against many RUCs.
+    if (rucs.length <= changes) {
+      for (let from = 0; from < rucs.length; from += RUCS_AT_ONCE) {
+        const slice = rucs.slice(from, from + RUCS_AT_ONCE);
+        await add(day.ofRucs(slice), slice);
+      }
+    } else {
+      const watching = new Set(rucs);
+      for await (const batch of day.batches()) {
+        const picked = new Map<string, Cambio[]>();
+        for (const c of batch) if (watching.has(c.ruc)) picked.set(c.ruc, [...(picked.get(c.ruc) ?? []), c]);
+        await add(picked, [...picked.keys()]);
+      }
+    }
+    const last = writer.end();
+    if (last.length) await to.outbox.add(last);
+    made += last.length;
   }
-  logger.info(
-    { webhooks: { fecha, rev, changes: [...byRuc.values()].reduce((n, l) => n + l.length, 0), messages: made } },
-    'webhooks: messages made',
-  );
+  logger.info({ webhooks: { fecha, rev, changes, messages: made } }, 'webhooks: messages made');
 }
 
 async function mark(path: string, fecha: string): Promise<void> {
