@@ -8,6 +8,7 @@ import { GraphQLError, TokenKind, type DocumentNode, type Token, type Validation
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import type { RuntimeLimits } from '../schema/billed.js';
+import { wantsNoCache } from '../schema/context.js';
 import { estimateCost } from './cost.js';
 import { refusal, refusalError, worded, type Worded } from '../errors.js';
 import { requestState, spent, type RequestState } from '../schema/request-state.js';
@@ -167,7 +168,9 @@ function useCostLimit(max: number, settings: RuntimeLimits): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       const request = (args.contextValue as { request?: Request }).request;
       const state = request ? requestState(request) : undefined;
-      const estimated = estimateCost(args.schema, args.document, args.operationName, args.variableValues, settings);
+      // Asked fresh, nothing is answered by the gateway itself: every key is priced as the service call it will be.
+      const applied = request && wantsNoCache(request.headers) ? { ...settings, held: undefined } : settings;
+      const estimated = estimateCost(args.schema, args.document, args.operationName, args.variableValues, applied);
       if (state) state.estimatedCost = estimated;
       if (estimated > max) {
         setResultAndStopExecution({

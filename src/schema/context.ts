@@ -176,7 +176,7 @@ export function createContextFactory(options: ContextOptions) {
 }
 
 /** `Cache-Control: no-cache` (or the older `Pragma: no-cache`): read nothing cached, refresh it. */
-function wantsNoCache(headers: Headers): boolean {
+export function wantsNoCache(headers: Headers): boolean {
   const cacheControl = headers.get('cache-control')?.toLowerCase() ?? '';
   return /(^|,)\s*no-cache\s*(,|$)/.test(cacheControl) || headers.get('pragma')?.toLowerCase() === 'no-cache';
 }

@@ -141,7 +141,9 @@ builder.queryFields((t) => ({
     resolve: (_root, { rucs }, ctx, info) => {
       if (rucs.length > ctx.limits.maxRucsPerList) throw refusal('listTooLong', { max: ctx.limits.maxRucsPerList });
       const checked = rucs.map(checkRuc);
-      const paid = new Set(checked.flatMap((c) => (c.ok && !ctx.padron?.holds(c.value) ? [c.value] : [])));
+      // Asked fresh (Cache-Control: no-cache), the register answers none of them: each goes to the service, and counts.
+      const held = (ruc: string) => !ctx.call.noCache && ctx.padron?.holds(ruc) === true;
+      const paid = new Set(checked.flatMap((c) => (c.ok && !held(c.value) ? [c.value] : [])));
       if (paid.size > MAX_RUCS) throw refusal('paidRucs', { max: MAX_RUCS, paid: paid.size });
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
       const at = (i: number) => {

@@ -65,6 +65,24 @@ describe('contribuyentes(rucs) at MAX_RUCS_PER_LIST', () => {
     expect(sandbox.calls).toHaveLength(0);
   });
 
+  it('prices and caps a list alike with Cache-Control: no-cache, which sends every RUC to the service (issue 52)', async () => {
+    sandbox.reset();
+    const fresh = async (rucs: string[]) => (await stack.gql(LIST, { rucs }, { headers: { 'cache-control': 'no-cache' } })).body as Body;
+    // 2,000 RUCs the register holds, asked fresh: 2,000 calls, over the 100 a list may send and the cost limit of 20.
+    const many = await fresh(HELD.slice(0, 2_000));
+    expect(many.errors?.[0]?.extensions).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(sandbox.calls).toHaveLength(0);
+    // 30: within the 100, over the cost limit: refused before any call, priced as what would go.
+    const thirty = await fresh(HELD.slice(0, 30));
+    expect(thirty.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', cost: 30 });
+    expect(sandbox.calls).toHaveLength(0);
+    // 3: priced 3, spent 3.
+    const three = await fresh(HELD.slice(0, 3));
+    expect(three.extensions?.cost).toMatchObject({ estimated: three.extensions!.cost!['queries'] });
+    expect(sandbox.callsTo('/ruc').length).toBeLessThanOrEqual(3);
+    expect(three.extensions?.cost?.['estimated']).toBe(3);
+  });
+
   it('refuses 10,001 RUCs with INVALID_INPUT, before anything', async () => {
     sandbox.reset();
     const body = await list([...HELD, HELD[0]!]);
