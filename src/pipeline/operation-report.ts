@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import { getOperationAST, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { finalAsyncIterator, isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { requestState, spent } from '../schema/request-state.js';
+import { requestState, spent, type RequestState } from '../schema/request-state.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { Tracing } from '../telemetry/tracing.js';
 import { treatedByFastPath } from './yoga-mirror.js';
@@ -25,10 +26,15 @@ const NONE: readonly ExecutionResult[] = [];
  * Its steps are called by the Yoga plugin below and by the node:http fast path
  * (src/http/fast-path.ts), so both paths report alike.
  */
+/** Callers remembered as accepted by the service. */
+const ACCEPTED_CALLERS = 10_000;
+
 export class OperationReport {
   readonly #lineLogger: Logger;
   readonly #metrics: Metrics;
   readonly #tracing: Tracing | undefined;
+  /** Callers the service has accepted lately (a paid answer, a cache hit under their token) or signed in: their operations' names are kept in /metrics. */
+  readonly #accepted = new LRUCache<string, true>({ max: ACCEPTED_CALLERS });
 
   constructor({ logger, metrics, tracing }: OperationReportOptions) {
     // The line holds only fixed fields (a sanitized request id, a GraphQL name, numbers, error
@@ -37,6 +43,17 @@ export class OperationReport {
     this.#lineLogger = logger.child({}, { redact: { paths: [] } });
     this.#metrics = metrics;
     this.#tracing = tracing;
+  }
+
+  /**
+   * Whether this request's operation name may take a place among /metrics' labels: its caller signed in, or was accepted
+   * by the service, now or lately. A made-up token proves nothing, and its names are counted as "other".
+   */
+  #proven(state: RequestState): boolean {
+    if (state.signedIn) return true;
+    if (!state.caller) return false;
+    if (state.cacheHits > 0 || state.upstreamCalls.some((c) => c.queries > 0)) this.#accepted.set(state.caller, true);
+    return this.#accepted.has(state.caller);
   }
 
   /** The request arrived; `isOperation` tells a GraphQL operation from a page, preflight or other path. */
@@ -123,7 +140,7 @@ export class OperationReport {
     // spread in: a spread inside the literal takes V8's slow path (docs/performance.md).
     if (cost.staleHits) line['staleHits'] = cost.staleHits;
     this.#lineLogger.info(line, 'operation');
-    this.#metrics.operation(state.operationName, outcome, seconds, state.errorCodes);
+    this.#metrics.operation(state.operationName, outcome, seconds, state.errorCodes, this.#proven(state));
     if (state.span) {
       Tracing.end(
         state.span,

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ClientGone } from './client-gone.js';
 import { createLoaders, type RequestLoaders } from '../data/loaders.js';
 import type { LookupCaller, CachedLookups } from '../data/lookups.js';
+import type { LookupOp } from '../upstream/lookups.js';
 import { requestState, type RequestState } from './request-state.js';
 import { Tracing } from '../telemetry/tracing.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -34,6 +35,8 @@ export interface Context {
   readonly state: RequestState;
   /** SUNAT's register kept by the gateway, for searches; undefined when PADRON is off. */
   readonly padron: PadronSearch | undefined;
+  /** A lookup asked of the service whatever the register and the cache hold (proving a token), with this call's context. */
+  lookupFresh(op: LookupOp, key: string): Promise<unknown>;
   /** Subscriptions to the register's changes: signed webhooks, and the live feed. */
   readonly webhooks: Webhooks | undefined;
   /** SUNAT's free receipt validation; undefined in a context built without it. */
@@ -159,11 +162,13 @@ export function createContextFactory(options: ContextOptions) {
           }
         : {}),
     };
+    state.caller = call.caller;
     return {
       token,
       upstream,
       call,
       loaders: createLoaders(lookups, call, concurrency),
+      lookupFresh: (op: LookupOp, key: string) => lookups.lookup(op, key, { ...call, noCache: true }),
       state,
       limits,
       padron: register,

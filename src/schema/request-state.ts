@@ -40,6 +40,8 @@ export interface RequestState {
   errorCodes: string[];
   /** Sign-in mode: who the JWT says the caller is, once it was verified. */
   signedIn: SignedIn | undefined;
+  /** Who calls, as the lookups name them (a hash of the token, or the subject); never the token. */
+  caller: string | undefined;
 }
 
 /** What the operation really spent, for `extensions.cost` and the log line. */
@@ -81,6 +83,7 @@ export function requestState(request: Request): RequestState {
       stale: [],
       errorCodes: [],
       signedIn: undefined,
+      caller: undefined,
     };
     (request as WithState)[STATE] = state;
   }

@@ -70,7 +70,9 @@ function ownerOf(ctx: Context): Promise<string> {
  */
 async function vouchFor(ctx: Context, ruc: string): Promise<void> {
   try {
-    await ctx.upstream.lookup('ruc', ruc, ctx.call);
+    // Through the lookups (a token the service lately rejected is refused again without a call), asked fresh: the
+    // register or the cache would prove nothing.
+    await ctx.lookupFresh('ruc', ruc);
   } catch (error) {
     if (!(error instanceof UpstreamHttpError && (error.reason === 'document_not_found' || error.reason === 'quota_exceeded'))) throw error;
   }

@@ -189,8 +189,9 @@ export class Metrics {
     this.#breaker.set({ origin: 'primary' }, 0);
   }
 
-  operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[]) {
-    const operation = this.#operationLabel(name);
+  /** `known`: the caller is one the service accepted (or signed in): only such a caller's new name takes a label. */
+  operation(name: string | undefined, outcome: 'ok' | 'error' | 'rejected', seconds: number, codes: readonly string[], known = true) {
+    const operation = this.#operationLabel(name, known);
     this.#operations.inc({ operation, outcome });
     this.#operationSeconds.observe({ operation, outcome }, seconds);
     for (const code of codes) this.#errors.inc({ code });
@@ -247,11 +248,11 @@ export class Metrics {
     this.#breaker.set({ origin }, BREAKER_VALUE[state]);
   }
 
-  #operationLabel(name: string | undefined): string {
+  #operationLabel(name: string | undefined, known: boolean): string {
     if (!name) return 'anonymous';
     if (!OPERATION_NAME.test(name) || DOCUMENT_NUMBER.test(name)) return 'other';
     if (this.#names.has(name)) return name;
-    if (this.#names.size >= MAX_OPERATION_NAMES) return 'other';
+    if (!known || this.#names.size >= MAX_OPERATION_NAMES) return 'other';
     this.#names.add(name);
     return name;
   }

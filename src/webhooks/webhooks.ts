@@ -150,12 +150,12 @@ export class Webhooks {
   ): Promise<{ sub: Suscripcion; secreto: string }> {
     const store = this.#store();
     const rucs = this.#checkedRucs(input.rucs);
-    // Nothing asked of DNS before the caller is known to be one: a made-up token resolves no name.
+    // Every check before the token is proven, its address's too: a refused subscription costs no query.
     const url = this.#checkedForm(input.url);
     const held = (await store.ids(owner)).length;
     this.#underLimit(held);
-    if (held === 0) await vouch?.(rucs[0]!);
     await this.#checkPlace(url);
+    if (held === 0) await vouch?.(rucs[0]!);
     const secreto = `whsec_${randomBytes(32).toString('base64')}`;
     const sub: Suscripcion = {
       id: `sus_${randomBytes(16).toString('base64url')}`,

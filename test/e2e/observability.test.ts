@@ -91,6 +91,26 @@ describe('metrics at /metrics', () => {
     for (const secret of Object.values(variables)) expect(labels.join('\n'), secret).not.toContain(secret);
   });
 
+  it('keep their operation names for callers the service accepted: made-up tokens cannot use them up (issue 52)', async () => {
+    const fresh = await startStack({ env: { TIPO_DE_CAMBIO: 'servicio' } });
+    try {
+      for (let i = 0; i < 250; i++)
+        await fresh.gql(`query Flood${String.fromCharCode(65 + (i % 26))}${i.toString(36)} { __typename }`, undefined, {
+          token: `made-up-${i}`,
+        });
+      const real = await fresh.gql('query Checkout { contribuyente(ruc: "20100123453") { ruc } }');
+      expect(real.body.errors).toBeUndefined();
+      // A register-only answer of a token the service has accepted before is that caller's too.
+      await fresh.gql('query Otra { __typename }');
+      const text = await (await fetch(`${fresh.url}/metrics`)).text();
+      expect(text).toMatch(/gateway_operations_total\{operation="Checkout",outcome="ok"\} 1/);
+      expect(text).toMatch(/gateway_operations_total\{operation="Otra",outcome="ok"\} 1/);
+      expect(text).not.toMatch(/operation="Flood/);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('show an open breaker', async () => {
     const fragile = await startStack({ env: { UPSTREAM_RETRIES: '0', BREAKER_MIN_CALLS: '2', BREAKER_COOLDOWN_MS: '60000' } });
     try {

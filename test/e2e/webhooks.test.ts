@@ -314,6 +314,24 @@ describe('limits and input', () => {
   });
 });
 
+describe('proving a token (issue 52)', () => {
+  it('goes through the lookups: a made-up token tried five times costs the service one 401', async () => {
+    sandbox.reset();
+    for (let i = 0; i < 5; i++)
+      expect(codes(await create({ url: `${receiver.url}/ok`, rucs: [ruc(1)] }, 'made-up-token'))).toEqual(['UNAUTHENTICATED']);
+    expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+  });
+
+  it('checks the subscription first: one refused for its URL proves nothing and costs nothing', async () => {
+    sandbox.reset();
+    const quota = sandbox.quotaOf('sandbox-low')!;
+    // A name that resolves to nothing, and an address of the gateway's own network with WEBHOOK_PRIVATE_NETWORKS unset elsewhere.
+    expect(codes(await create({ url: 'https://no-such-host.invalid/webhook', rucs: [ruc(1)] }, 'sandbox-low'))).toEqual(['INVALID_INPUT']);
+    expect(sandbox.calls).toHaveLength(0);
+    expect(sandbox.quotaOf('sandbox-low')).toBe(quota);
+  });
+});
+
 describe('the live feed (SSE)', () => {
   /** The first event of a feed, or undefined when none comes within `withinMs` (a feed open, waiting for changes). */
   const firstEvent = async (token: string | null, rucs: string[], signal?: AbortSignal, withinMs = 5_000) => {
