@@ -126,11 +126,14 @@ builder.subscriptionType({ description: 'Cambios del padrón en vivo (SSE: Accep
 builder.subscriptionFields((t) => ({
   cambiosPadron: t.field({
     type: CambioPadron,
-    description: 'Cambios de esos RUC en cuanto este gateway los encuentra al importar un padrón nuevo (SSE). Costo: 0.',
+    description:
+      'Cambios de esos RUC en cuanto este gateway los encuentra al importar un padrón nuevo (SSE). Costo: 0; 1 consulta ' +
+      '(REST: POST /ruc del primer RUC) si el token no tiene suscripción ni fue probado en la última hora: prueba que es de un plan.',
     args: { rucs: t.arg.stringList({ required: true }), tipos: t.arg({ type: [TipoCambio], required: false }) },
     subscribe: async (_root, args, ctx) => {
       if (!ctx.padron) throw refusal('padronOffChanges');
-      return webhooksOf(ctx).watch(await ownerOf(ctx), args.rucs, args.tipos ?? undefined);
+      const vouch = ctx.state.signedIn ? undefined : (ruc: string) => vouchFor(ctx, ruc);
+      return webhooksOf(ctx).watch(await ownerOf(ctx), args.rucs, args.tipos ?? undefined, vouch);
     },
     resolve: (cambio) => cambio,
   }),

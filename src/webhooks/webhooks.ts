@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebhookSettings } from '../config/webhooks.js';
@@ -39,8 +40,13 @@ export interface WebhooksOptions {
 }
 
 /** The register's changes told to whom watches them: signed webhooks (subscriptions) and live GraphQL subscriptions. */
+/** A token proven by one lookup opens feeds for this long without another. */
+const PROVEN_FOR_MS = 3_600_000;
+
 export class Webhooks {
   readonly live = new LiveChanges();
+  /** Owners whose token the service took lately: their feeds open without another lookup. */
+  readonly #proven = new LRUCache<string, true>({ max: 10_000, ttl: PROVEN_FOR_MS });
   readonly #deliverer: Deliverer;
   #backend: (SubscriptionStore & Outbox) | undefined;
   #publishing: Promise<void> = Promise.resolve();
@@ -208,13 +214,27 @@ export class Webhooks {
     });
   }
 
-  /** The live changes of these RUCs, as this instance's imports find them: at most WEBHOOK_MAX_PER_CALLER feeds a caller, MAX_FEEDS in all. */
-  watch(owner: string, rucs: readonly string[], tipos?: readonly TipoCambio[]): AsyncIterableIterator<Cambio> {
+  /**
+   * The live changes of these RUCs, as this instance's imports find them: at most WEBHOOK_MAX_PER_CALLER feeds a caller,
+   * MAX_FEEDS in all, and only for a caller proven (`vouch`: one lookup the service answers, for a token not yet proven).
+   */
+  async watch(
+    owner: string,
+    rucs: readonly string[],
+    tipos?: readonly TipoCambio[],
+    vouch?: (ruc: string) => Promise<void>,
+  ): Promise<AsyncIterableIterator<Cambio>> {
     if (rucs.length > MAX_LIVE_RUCS) throw refusal('liveRucs', { max: MAX_LIVE_RUCS });
     const checked = this.#checkedRucs(rucs);
     const max = this.options.settings.maxPerCaller;
     if (this.live.feeds(owner) >= max) throw refusal('liveFeedsPerCaller', { max });
     if (this.live.feeds() >= MAX_FEEDS) throw refusal('liveFeedsFull');
+    // A feed holds a place: its token is proven first, as a first subscription's is (once; a caller with a subscription is proven).
+    if (vouch && !this.#proven.has(owner)) {
+      const held = await this.#guard(() => this.#store().ids(owner));
+      if (held.length === 0) await vouch(checked[0]!);
+      this.#proven.set(owner, true);
+    }
     return this.live.watch(owner, checked, tipos);
   }
 

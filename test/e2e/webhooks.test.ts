@@ -363,6 +363,23 @@ describe('the live feed (SSE)', () => {
     }
   });
 
+  it('is refused to a token the service does not take, proven through the lookups (issue 52)', async () => {
+    sandbox.reset();
+    const held = new AbortController();
+    try {
+      // Made-up tokens hold no place: each refused after one 401 at most, a token refused lately with none.
+      const madeUp = `made-up-feed-${Date.now()}`;
+      for (let i = 0; i < 3; i++) expect(codes((await firstEvent(madeUp, [ruc(1)], held.signal))!)).toEqual(['UNAUTHENTICATED']);
+      expect(sandbox.callsTo('/ruc')).toHaveLength(1);
+      // A token with a subscription is proven already: its feeds open with no call.
+      sandbox.reset();
+      for (let i = 0; i < 2; i++) expect(await firstEvent('sandbox-low', [ruc(1)], held.signal, 300)).toBeUndefined();
+      expect(sandbox.calls).toHaveLength(0);
+    } finally {
+      held.abort();
+    }
+  });
+
   it('pushes the changes of the RUCs watched as the import finds them', async () => {
     await until(() => live.length >= 2, 'two live changes');
     const pushed = live.map((d) => (JSON.parse(d) as { data: { cambiosPadron: unknown } }).data.cambiosPadron);
