@@ -248,6 +248,12 @@ export class ChangeStore {
     }
   }
 
+  /** Whether `fecha` holds this very change already (the same `antes` and `despues`): sent before, it is no news. */
+  holds(cambio: Cambio): boolean {
+    const kept = this.db.get(byDate(cambio.fecha, cambio.ruc, tipoCode(cambio.tipo)));
+    return kept !== undefined && kept === JSON.stringify([cambio.antes, cambio.despues]);
+  }
+
   /** How many changes `fecha` has. */
   async countOf(fecha: string): Promise<number> {
     let count = 0;

@@ -114,7 +114,7 @@ export async function recordChanges(
   const fecha = todayInLima(after.dateMs);
   const staged = before && after.dateMs > before.dateMs ? await stagedChanges(before.path, after.path, logger, signal) : undefined;
   try {
-    const again = staged && store.hasDate(fecha) && staged.count <= MAX_AGAIN ? await staged.read(fecha) : undefined;
+    const again = staged && store.hasDate(fecha) && staged.count <= MAX_AGAIN ? newsOf(store, await staged.read(fecha)) : undefined;
     if (staged) await store.commit(fecha, staged, signal);
     const pruned = await store.prune(todayInLima(after.dateMs - days * 86_400_000));
     const recorded = { fecha, changes: staged?.count ?? 0, pruned, durationMs: Math.round(performance.now() - started), again };
@@ -127,6 +127,16 @@ export async function recordChanges(
   } finally {
     staged?.discard();
   }
+}
+
+/** A later register's changes less those the day holds already, each exactly (sent before, under their own ids). */
+function newsOf(store: ChangeStore, byRuc: Map<string, Cambio[]>): Map<string, Cambio[]> {
+  const news = new Map<string, Cambio[]>();
+  for (const [ruc, list] of byRuc) {
+    const fresh = list.filter((c) => !store.holds(c));
+    if (fresh.length) news.set(ruc, fresh);
+  }
+  return news;
 }
 
 /** The changes from one snapshot to the other, staged in a file beside `after`; undefined when they cannot all be read (said why). */

@@ -62,6 +62,19 @@ const MAX_TRIES = 5;
  * new index beside the one in use and switches to it only once complete (./versions.ts); lookups
  * go on meanwhile from the one in use, or from the service while there is none.
  */
+/** The source offered a register older than the one in use (a mirror that ignores If-Modified-Since, say). */
+class OlderRegister extends Error {
+  constructor(
+    readonly offeredMs: number,
+    inUseMs: number,
+  ) {
+    super(
+      `the source sent a register older than the one in use (${new Date(offeredMs).toISOString()} < ` +
+        `${new Date(inUseMs).toISOString()}): not imported; the register never goes back`,
+    );
+  }
+}
+
 export class Register {
   readonly #options: RegisterOptions;
   readonly #versions: Versions;
@@ -251,6 +264,10 @@ export class Register {
         logger.info({ padron: this.state() }, 'padron: unchanged since the register in use');
         return;
       }
+      // A mirror that ignores If-Modified-Since may send an older register: the one in use is never replaced by it.
+      const inUse = this.#current && !this.#failing ? this.#current.meta.dateMs : undefined;
+      if (inUse !== undefined && fetched.lastModified !== undefined && fetched.lastModified < inUse)
+        throw new OlderRegister(fetched.lastModified, inUse);
       // Only a register that answers holds a new one to its size: a stale one must not block its own replacement.
       const rowsInUse = this.#usable()?.meta.rows ?? 0;
       const fill = (db: RootDatabase<string, string>, scratch: string, path: string) => {
@@ -258,6 +275,8 @@ export class Register {
         return fillIndex(db, fetched, scratch, { signal, rowsInUse, progress, steps: runs });
       };
       const beforeSwitch = async (_path: string, meta: IndexMeta) => {
+        // Dated by its zip when the mirror sent no Last-Modified: older is found only once read.
+        if (inUse !== undefined && meta.dateMs < inUse) throw new OlderRegister(meta.dateMs, inUse);
         for (const run of runs) await run.beforeSwitch?.(meta);
       };
       const version = await this.#versions.write(fill, started, signal, beforeSwitch);
@@ -276,6 +295,12 @@ export class Register {
       this.#threads?.release();
       this.#threads?.warm();
     } catch (error) {
+      if (error instanceof OlderRegister) {
+        this.#last = { result: 'unchanged', at, durationMs: Math.round(performance.now() - started) };
+        ended();
+        logger.warn({ padron: this.state(), offered: new Date(error.offeredMs).toISOString() }, `padron: ${error.message}`);
+        return;
+      }
       const message = error instanceof Error ? error.message : String(error);
       this.#last = { result: 'failed', at, durationMs: Math.round(performance.now() - started), error: message };
       ended();

@@ -159,6 +159,14 @@ describe('the change store', () => {
     expect(store.ofRuc(ruc(2))).toEqual([]);
   });
 
+  it('knows a change it holds exactly: sent once, it is no news again (issue 52)', async () => {
+    await keep('2026-11-21', [[ruc(5), 'CONDICION', 'HABIDO', 'NO HABIDO']]);
+    const cambio = { ruc: ruc(5), fecha: '2026-11-21', tipo: 'CONDICION' as const, antes: 'HABIDO', despues: 'NO HABIDO' };
+    expect(store.holds(cambio)).toBe(true);
+    expect(store.holds({ ...cambio, despues: 'NO HALLADO' })).toBe(false);
+    expect(store.holds({ ...cambio, fecha: '2026-11-22' })).toBe(false);
+  });
+
   it('drops the changes of registers of the last day not kept and before', async () => {
     await keep('2026-08-01', [[ruc(3), 'NOMBRE', 'A', 'B']]);
     await keep('2026-08-02', [[ruc(4), 'NOMBRE', 'A', 'B']]);

@@ -166,6 +166,47 @@ describe('a stale register', () => {
   });
 });
 
+describe('an older register (issue 52)', () => {
+  it('is never imported over a newer one, whatever the mirror answers, with or without Last-Modified: the register never goes back', async () => {
+    const header =
+      'RUC|NOMBRE O RAZÓN SOCIAL|ESTADO DEL CONTRIBUYENTE|CONDICIÓN DE DOMICILIO|UBIGEO|TIPO DE VÍA|NOMBRE DE VÍA|CÓDIGO DE ZONA|TIPO DE ZONA|NÚMERO|INTERIOR|LOTE|DEPARTAMENTO|MANZANA|KILÓMETRO|';
+    const row = (condicion: string) =>
+      `20100123453|COMERCIAL ANDINA S.A.C.|ACTIVO|${condicion}|150131|AV.|JAVIER PRADO ESTE|-|-|1234|-|-|-|-|-|`;
+    const newer = new Date(Date.now() - 3_600_000);
+    const older = new Date(Date.now() - 2 * 86_400_000);
+    let zips = await sandboxRegisters(newer);
+    zips.set(PADRON_ZIP, await zipOf('padron_reducido_ruc.txt', `${header}\n${row('HABIDO')}\n`, newer));
+    let modified: Date | undefined = newer;
+    // A mirror that ignores If-Modified-Since: it sends what it holds, dated as it says.
+    const server = createServer((req, res) => {
+      const zip = zips.get((req.url ?? '').slice(1));
+      res.writeHead(zip ? 200 : 404, modified ? { 'last-modified': modified.toUTCString() } : {}).end(zip);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const { logger, lines } = logged();
+    const register = new Register({ source: url, dir: join(dir, 'older'), maxAgeMs: 7 * 86_400_000, refreshMs: 3_600_000, logger });
+    try {
+      await register.refresh();
+      expect(register.ruc('20100123453')?.condicion).toBe('HABIDO');
+      const inUse = register.state().date;
+      // An older register, dated older by its header; then the same without the header, dated by its zip.
+      zips = new Map(await sandboxRegisters(older));
+      zips.set(PADRON_ZIP, await zipOf('padron_reducido_ruc.txt', `${header}\n${row('NO HABIDO')}\n`, older));
+      for (const header of [older, undefined]) {
+        modified = header;
+        await register.refresh();
+        expect(register.ruc('20100123453')?.condicion).toBe('HABIDO');
+        expect(register.state().date).toBe(inUse);
+      }
+      expect(lines.filter((l) => /older than the one in use/.test(String(l['msg'])))).toHaveLength(2);
+    } finally {
+      await register.close();
+      server.close();
+    }
+  });
+});
+
 /** Runs `fn` with `path` a tmpfs that `readOnly()` remounts read-only (root ignores a directory's mode, not a read-only mount). */
 async function onTmpfs(path: string, fn: (readOnly: () => void) => Promise<void>): Promise<void> {
   mkdirSync(path, { recursive: true });
