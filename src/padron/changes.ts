@@ -114,7 +114,14 @@ export async function recordChanges(
   const fecha = todayInLima(after.dateMs);
   const staged = before && after.dateMs > before.dateMs ? await stagedChanges(before.path, after.path, logger, signal) : undefined;
   try {
-    const again = staged && store.hasDate(fecha) && staged.count <= MAX_AGAIN ? newsOf(store, await staged.read(fecha)) : undefined;
+    const later = staged !== undefined && store.hasDate(fecha);
+    const again = later && staged.count <= MAX_AGAIN ? newsOf(store, await staged.read(fecha)) : undefined;
+    if (later && staged.count > MAX_AGAIN)
+      logger?.warn(
+        { changes: { fecha, count: staged.count, max: MAX_AGAIN } },
+        `padron: a later register of ${fecha} changed more than ${MAX_AGAIN} rows: its changes are kept (cambiosPadron, ` +
+          `Contribuyente.cambios) but not sent to subscriptions or live feeds; the next day's are`,
+      );
     if (staged) await store.commit(fecha, staged, signal);
     const pruned = await store.prune(todayInLima(after.dateMs - days * 86_400_000));
     const recorded = { fecha, changes: staged?.count ?? 0, pruned, durationMs: Math.round(performance.now() - started), again };

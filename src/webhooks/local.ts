@@ -6,6 +6,8 @@ import type { Entrega, Mensaje, Outbox, SubscriptionStore, Suscripcion } from '.
 
 /** How often the outbox looks for messages come due. */
 const TICK_MS = 250;
+/** Subscriptions a tick looks at, at most: the places are shared among those. */
+const SCANNED_A_TICK = 10_000;
 
 interface Pending {
   message: Mensaje;
@@ -28,6 +30,9 @@ const knownKey = (id: string) => `k/${id}`;
  */
 export class LocalWebhooks implements SubscriptionStore, Outbox {
   readonly #busy = new Set<string>();
+  /** Attempts under way by owner. */
+  readonly #owners = new Map<string, number>();
+  #turn = 0;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -126,21 +131,56 @@ export class LocalWebhooks implements SubscriptionStore, Outbox {
     this.#timer.unref();
   }
 
-  /** Starts the first message of each subscription that has come due, while attempts are free. */
+  /**
+   * Starts the first message of each subscription that has come due, while attempts are free: shared between owners in
+   * turn, none past its share of the places, first attempts before retries. A caller's hanging receivers hold its own
+   * share, never the others' turn.
+   */
   #tick(): void {
+    if (this.#closed || this.#busy.size >= AT_ONCE) return;
     const now = Date.now();
+    const due = new Map<string, { key: string; sub: string; pending: Pending }[]>();
     let from = 'm/';
-    while (!this.#closed && this.#busy.size < AT_ONCE) {
+    for (let seen = 0; seen < SCANNED_A_TICK; seen++) {
       const [first] = [...this.db.getRange({ start: from, end: 'm/~', limit: 1 })];
-      if (!first) return;
+      if (!first) break;
       const key = String(first.key);
       const sub = key.slice(2, key.indexOf('/', 2));
       // The next subscription's messages start past every key of this one's.
       from = `m/${sub}0`;
       const pending = first.value as Pending;
       if (this.#busy.has(sub) || pending.dueMs > now) continue;
-      this.#busy.add(sub);
-      void this.#attempt(key, pending).finally(() => this.#busy.delete(sub));
+      const owner = (this.db.get(subKey(sub)) as Suscripcion | undefined)?.owner ?? sub;
+      due.set(owner, [...(due.get(owner) ?? []), { key, sub, pending }]);
+    }
+    for (const list of due.values()) list.sort((a, b) => Number(a.pending.tries.intentos > 0) - Number(b.pending.tries.intentos > 0));
+    // Owners holding fewest places go first, then those with a first attempt waiting, in a turn that moves on each tick:
+    // a place a hanging attempt frees goes to a caller that has none.
+    const owners = [...due.keys()].sort();
+    const turn = this.#turn++ % Math.max(1, owners.length);
+    const held = (owner: string) => this.#owners.get(owner) ?? 0;
+    const retry = (owner: string) => Number(due.get(owner)![0]!.pending.tries.intentos > 0);
+    const ordered = [...owners.slice(turn), ...owners.slice(0, turn)].sort((a, b) => held(a) - held(b) || retry(a) - retry(b));
+    const share = Math.max(1, Math.floor(AT_ONCE / new Set([...this.#owners.keys(), ...owners]).size));
+    for (let started = true; started && this.#busy.size < AT_ONCE;) {
+      started = false;
+      for (const owner of ordered) {
+        if (this.#busy.size >= AT_ONCE) break;
+        if ((this.#owners.get(owner) ?? 0) >= share) continue;
+        const next = due.get(owner)!.shift();
+        if (!next) continue;
+        started = true;
+        this.#busy.add(next.sub);
+        this.#owners.set(owner, (this.#owners.get(owner) ?? 0) + 1);
+        void this.#attempt(next.key, next.pending).finally(() => {
+          this.#busy.delete(next.sub);
+          const left = (this.#owners.get(owner) ?? 1) - 1;
+          if (left > 0) this.#owners.set(owner, left);
+          else this.#owners.delete(owner);
+          // A place freed is given at once, not at the next tick.
+          this.#tick();
+        });
+      }
     }
   }
 

@@ -20,6 +20,8 @@ const orderKey = (sub: string) => `${PREFIX}:p:${sub}`;
 /** A message waiting behind an earlier one of its subscription looks again after this, doubled each time, to WAIT_MAX_MS. */
 const WAIT_FIRST_MS = 1000;
 const WAIT_MAX_MS = 10 * 60_000;
+/** BullMQ's lowest priority. */
+const MAX_PRIORITY = 2_097_152;
 /** How long a close waits for BullMQ before it drops the connections. */
 const CLOSE_WITHIN_MS = 2_000;
 /** A job whose handling failed (Redis away mid-attempt, say) is handled again after this: never failed for good by it. */
@@ -135,11 +137,20 @@ export class RedisWebhooks implements SubscriptionStore, Outbox {
 
   async add(messages: Mensaje[]): Promise<void> {
     const deduplication = { ttl: this.deps.keepMs };
+    const priorities = new Map<string, number>();
     for (const message of messages) {
+      // Taken first, the messages of callers with fewer subscriptions: many hanging receivers of one caller wait behind
+      // another's single one, never the other way round (BullMQ: 1 is the highest priority).
+      let priority = priorities.get(message.sub);
+      if (priority === undefined) {
+        const sub = await this.get(message.sub);
+        priority = Math.min(MAX_PRIORITY, Math.max(1, sub ? (await this.ids(sub.owner)).length : 1));
+        priorities.set(message.sub, priority);
+      }
       await this.#queue.add(
         'entrega',
         { message, tries: { intentos: 0 }, waits: 0 },
-        { jobId: message.id, deduplication: { ...deduplication, id: message.id } },
+        { jobId: message.id, deduplication: { ...deduplication, id: message.id }, priority },
       );
       // Its place in its subscription's order (its handler takes it too, should this instance stop in between).
       await this.link.send((r) => r.zadd(orderKey(message.sub), 'NX', message.seq, message.id));
