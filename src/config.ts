@@ -30,6 +30,8 @@ export const EnvSchema = z.object({
   PORT: port.default(4000),
   /** @default '0.0.0.0' */
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** The built-in sandbox's port on 127.0.0.1 (without UPSTREAM_URL): fixed, so a subscription to its receiver outlives a restart; taken, any free one. 0: any. @default 4010 */
+  SANDBOX_PORT: port.default(4010),
   /** A port of its own for /metrics and /ready (and /health), on HOST; the GraphQL port then keeps only /health. @default unset: all on PORT */
   OPS_PORT: port.optional(),
   /** Base URL of the REST service; may carry a path prefix (`https://apiperu.dev/api`). Unset: the built-in sandbox. */
@@ -185,6 +187,7 @@ const ConfigSchema = EnvSchema.superRefine((env, ctx) => {
 }).transform((e) => ({
   port: e.PORT,
   host: e.HOST,
+  sandboxPort: e.SANDBOX_PORT,
   /** The operations port, when /metrics and /ready are served apart from GraphQL. */
   opsPort: e.OPS_PORT,
   /** The UpstreamClient's options as they are; `baseUrl` undefined: main starts the built-in sandbox. */

@@ -33,7 +33,9 @@ async function main() {
   // A promise nobody awaited is a bug of ours; one such bug must not take every caller down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  const sandbox = config.upstream.baseUrl ? undefined : await startBuiltinSandbox(config.auth?.jwksUrl === SANDBOX_IDENTITY, logger);
+  const sandbox = config.upstream.baseUrl
+    ? undefined
+    : await startBuiltinSandbox(config.sandboxPort, config.auth?.jwksUrl === SANDBOX_IDENTITY, logger);
   const upstreamUrl = sandbox?.url ?? config.upstream.baseUrl!;
   // AUTH_JWKS_URL=sandbox: the sandbox signs callers in, and its token is the plan's.
   config = withUpstream(config, upstreamUrl, SANDBOX_TOKEN);
@@ -57,11 +59,17 @@ async function main() {
 type BuiltinSandbox = Sandbox & { signInToken?: string | undefined };
 
 /** Starts the sandbox (and, signing in, gets its sign-in token). */
-async function startBuiltinSandbox(signsIn: boolean, logger: Logger): Promise<BuiltinSandbox> {
+async function startBuiltinSandbox(port: number, signsIn: boolean, logger: Logger): Promise<BuiltinSandbox> {
   // Its record serves /__sandbox/stats and nothing else here: a short one. Its receiver's deliveries are logged, signature and all.
   const onDelivery = ({ headers, body, status }: Received) =>
     logger.info({ sandboxReceiver: { ...headers, status, body: body.slice(0, 2000) } }, 'sandbox receiver: a signed delivery');
-  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, maxRecorded: 100, onDelivery });
+  const options = { host: '127.0.0.1', maxRecorded: 100, onDelivery };
+  // Its port fixed (README query 6 subscribes its receiver there); taken by another process, any free one, said.
+  const sandbox = await startSandbox({ ...options, port }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EADDRINUSE') throw error;
+    logger.warn({ sandboxPort: port }, 'the sandbox port is taken: the built-in sandbox listens on another (the banner says which)');
+    return startSandbox({ ...options, port: 0 });
+  });
   const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
   return Object.assign(sandbox, { signInToken });
 }

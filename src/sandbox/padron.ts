@@ -129,8 +129,15 @@ function zipOf(entry: string, content: Buffer, at: Date): Promise<Buffer> {
 }
 
 /** The registers the sandbox publishes: dated when it started, or when asked for its next day; built on first ask. */
+/** Lima is UTC-5 all year. */
+const LIMA_OFFSET_MS = 5 * 3_600_000;
+
 export class PublishedRegister {
-  at = new Date(Math.floor(Date.now() / 1000) * 1000);
+  /**
+   * The first day dated at the start of today in Lima (UTC-5), not at the sandbox's start: a sandbox restarted after its
+   * next day was asked publishes an older register, which a gateway never goes back to (its changes are not reversed).
+   */
+  at = new Date(Math.floor((Date.now() - LIMA_OFFSET_MS) / 86_400_000) * 86_400_000 + LIMA_OFFSET_MS);
   #day: 1 | 2 = 1;
   #zips: Promise<Map<string, Buffer>> | undefined;
 
