@@ -56,7 +56,7 @@ async function main() {
   serve(config, logger, { flushLogs, logDropped, graphiqlToken, sandbox, onListening });
 }
 
-type BuiltinSandbox = Sandbox & { signInToken?: string | undefined };
+type BuiltinSandbox = Sandbox & { signInToken?: string | undefined; movedFrom?: number | undefined };
 
 /** Starts the sandbox (and, signing in, gets its sign-in token). */
 async function startBuiltinSandbox(port: number, signsIn: boolean, logger: Logger): Promise<BuiltinSandbox> {
@@ -65,19 +65,26 @@ async function startBuiltinSandbox(port: number, signsIn: boolean, logger: Logge
     logger.info({ sandboxReceiver: { ...headers, status, body: body.slice(0, 2000) } }, 'sandbox receiver: a signed delivery');
   const options = { host: '127.0.0.1', maxRecorded: 100, onDelivery };
   // Its port fixed (README query 6 subscribes its receiver there); taken by another process, any free one, said.
+  let movedFrom: number | undefined;
   const sandbox = await startSandbox({ ...options, port }).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE') throw error;
-    logger.warn({ sandboxPort: port }, 'the sandbox port is taken: the built-in sandbox listens on another (the banner says which)');
+    movedFrom = port;
     return startSandbox({ ...options, port: 0 });
   });
   const signInToken = signsIn ? await sandbox.signIn(SANDBOX_SUBJECT) : undefined;
-  return Object.assign(sandbox, { signInToken });
+  return Object.assign(sandbox, { signInToken, movedFrom });
 }
 
 /** Says, loudly, that the data is sample data, and what to ask it (and, signing in, with what). */
 function announceSandbox(logger: Logger, sandbox: BuiltinSandbox): void {
   const why = ' UPSTREAM_URL is not set, so the gateway talks to the built-in sandbox.';
   logger.warn({ sandbox: sandbox.url }, 'SANDBOX MODE: sample data only');
+  // Said once listening, as the banner is: a gateway whose own port is taken says only that.
+  if (sandbox.movedFrom !== undefined)
+    logger.warn(
+      { sandboxPort: sandbox.movedFrom },
+      `port ${sandbox.movedFrom} (SANDBOX_PORT) was taken: the sandbox listens at ${sandbox.url}`,
+    );
   process.stderr.write(sandboxBanner(sandbox.url, why, sandbox.signInToken));
 }
 
