@@ -10,16 +10,23 @@ export class Outbox {
   #gathered: (() => void)[] = [];
   #gatherTimer: NodeJS.Timeout | undefined;
 
-  send(res: ServerResponse, answer: Answer, delayMs: number, gather: { until?: number; peak: number }): void {
+  send(
+    res: ServerResponse,
+    answer: Answer,
+    delayMs: number,
+    gather: { until?: number; peak: number },
+    onWrite: () => void = () => undefined,
+  ): void {
     if (gather.until && gather.peak < gather.until) {
-      this.#gathered.push(() => this.send(res, answer, delayMs, { peak: Infinity }));
+      this.#gathered.push(() => this.send(res, answer, delayMs, { peak: Infinity }, onWrite));
       this.#gatherTimer ??= setTimeout(() => this.#release(), 10_000);
       return;
     }
     if (this.#gathered.length) this.#release();
-    if (!delayMs) return writeAnswer(res, answer);
+    if (!delayMs) return void (onWrite(), writeAnswer(res, answer));
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
+      onWrite();
       if (!res.destroyed) writeAnswer(res, answer);
     }, delayMs);
     this.#timers.add(timer);

@@ -26,11 +26,20 @@ class Traffic {
     readonly maxRecorded: number,
   ) {}
 
-  /** A call arrives; it counts as in flight until its response closes. */
+  /** Calls counted in flight, until answered or closed. */
+  readonly #open = new WeakSet<ServerResponse>();
+
+  /** A call arrives; it counts as in flight until its answer is written (or its response closes first). */
   arrived(res: ServerResponse): void {
     this.count++;
     this.peakInFlight = Math.max(this.peakInFlight, ++this.inFlight);
-    res.once('close', () => this.inFlight--);
+    this.#open.add(res);
+    res.once('close', () => this.answered(res));
+  }
+
+  /** The answer is being written: from here the caller may have it, and call again. */
+  answered(res: ServerResponse): void {
+    if (this.#open.delete(res)) this.inFlight--;
   }
 
   keep(call: RecordedCall): void {
@@ -58,10 +67,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const outbox = new Outbox();
   const latencyMs = options.latencyMs ?? 0;
   const send = (res: ServerResponse, answer: Answer) =>
-    outbox.send(res, answer, (answer.delayMs ?? 0) + latencyMs + (rest.faults.latencyMs ?? 0), {
-      until: rest.faults.gatherInFlight,
-      peak: traffic.peakInFlight,
-    });
+    outbox.send(
+      res,
+      answer,
+      (answer.delayMs ?? 0) + latencyMs + (rest.faults.latencyMs ?? 0),
+      { until: rest.faults.gatherInFlight, peak: traffic.peakInFlight },
+      () => traffic.answered(res),
+    );
   let identity: SandboxIdentity | undefined;
   const register = new PublishedRegister();
   const receiver = new Receiver(options.onDelivery);

@@ -487,7 +487,9 @@ describe('a job against a slow SUNAT', () => {
         times.push(performance.now() - started);
         expect(body.errors).toBeUndefined();
       }
-      expect(Math.max(...times)).toBeLessThan(500);
+      // Never held by the job's calls (3 s each at SUNAT); a busy machine's noise aside.
+      expect(Math.max(...times)).toBeLessThan(2_000);
+      expect([...times].sort((a, b) => a - b)[10]!).toBeLessThan(300);
       expect((await job(registered, id)).data!.validacionMasiva!.estado).toBe('EN_CURSO');
     } finally {
       await registered.close();
