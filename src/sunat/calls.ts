@@ -41,6 +41,8 @@ const MAX_WAIT_MS = 30_000;
 const MAX_CLIENTS = 10_000;
 /** A fleet place outlives its call by this much before it is taken back (its holder died). */
 const LEASE_MARGIN_MS = 5_000;
+/** How long a call waits for Redis still connecting before it keeps this instance's pace alone. */
+const CONNECTING_MS = 2_000;
 /** How often a call waiting for a fleet place looks again. */
 const FLEET_RETRY_MS = 25;
 /** A body past this is no answer of SUNAT's. */
@@ -119,6 +121,9 @@ export class SunatCalls {
   async #fleetPaced<T>(clientId: string, work: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     signal?.throwIfAborted();
     if (!this.#redis) return work();
+    // Still connecting (a gateway's first calls): waited for a little, or the first calls would all skip the fleet's pace.
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'wait' || this.#redis.status === 'connect')
+      await readyWithin(this.#redis, CONNECTING_MS);
     const { concurrency, timeoutMs } = this.#options;
     const place = new Semaphore(this.#redis, `{sunat}:pace:${createHash('sha256').update(clientId).digest('hex')}`, concurrency, {
       lockTimeout: timeoutMs + LEASE_MARGIN_MS,
@@ -196,6 +201,19 @@ export class SunatCalls {
   async close(): Promise<void> {
     await this.#agent.close();
   }
+}
+
+/** Resolves when `redis` is ready, or after `ms` (then the call goes on this instance's pace alone). */
+function readyWithin(redis: Redis | Cluster, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
 }
 
 /** A Retry-After in ms: seconds or an HTTP date. */
