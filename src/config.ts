@@ -30,7 +30,10 @@ export const EnvSchema = z.object({
   PORT: port.default(4000),
   /** @default '0.0.0.0' */
   HOST: z.string().min(1).default('0.0.0.0'),
-  /** The built-in sandbox's port on 127.0.0.1 (without UPSTREAM_URL): fixed, so a subscription to its receiver outlives a restart; taken, any free one. 0: any. @default 4010 */
+  /**
+   * The built-in sandbox's port on 127.0.0.1 (without UPSTREAM_URL): fixed, so a subscription to its receiver outlives a
+   * restart; when taken, any free one. 0: any. @default 4010
+   */
   SANDBOX_PORT: port.default(4010),
   /** A port of its own for /metrics and /ready (and /health), on HOST; the GraphQL port then keeps only /health. @default unset: all on PORT */
   OPS_PORT: port.optional(),

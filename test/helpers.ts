@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import type { Redis } from 'ioredis';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type GraphQLFormattedError } from 'graphql';
 import { createApp, type App, type AppOptions } from '../src/app.js';
@@ -377,4 +378,19 @@ export function postBodyOnce(
 /** A lookup of the sandbox's `slow` trigger: it stays in flight for the sandbox's `slowMs`. */
 export function slowLookup(url: string): Promise<Response> {
   return post(url, { query: `{ contribuyente(ruc: "${TRIGGERS.slow.ruc}") { nombreORazonSocial } }` });
+}
+
+/** Every key in a Redis and every value under it, of any kind, as one text: what a test searches for a secret. */
+export async function redisDump(inspect: Redis): Promise<string> {
+  const keys = await inspect.keys('*');
+  const valueOf = async (k: string): Promise<unknown> => {
+    const type = await inspect.type(k);
+    if (type === 'string') return inspect.get(k);
+    if (type === 'hash') return inspect.hgetall(k);
+    if (type === 'set') return inspect.smembers(k);
+    if (type === 'zset') return inspect.zrange(k, '0', '-1');
+    if (type === 'list') return inspect.lrange(k, 0, -1);
+    return inspect.xrange(k, '-', '+');
+  };
+  return keys.join('\n') + JSON.stringify(await Promise.all(keys.map(valueOf)));
 }

@@ -16,7 +16,7 @@ const PUSHED_AT_ONCE = 1000;
 /** An unfinished job nobody ends (the fleet gone for good) still goes, this long after it was made. */
 const UNFINISHED_KEPT_S = 90 * 86_400;
 
-const RESUMEN_FIELDS = Object.keys(NO_RESUMEN) as (keyof Resumen)[];
+const STATES: readonly JobState[] = ['EN_COLA', 'EN_CURSO', 'TERMINADA', 'CANCELADA', 'FALLIDA'];
 const FINISHED_LUA = "e == 'TERMINADA' or e == 'CANCELADA' or e == 'FALLIDA'";
 /** KEYS: state. Queued → under way. */
 const BEGIN = `local e = redis.call('HGET', KEYS[1], 'estado')
@@ -70,11 +70,9 @@ export class RedisJobStore implements JobStore {
   }
 
   async get(owner: string, id: string): Promise<Job | undefined> {
-    const [[, fixed], [, state]] = (await this.link.send((r) => r.multi().get(jobKey(id)).hgetall(stateKey(id)).exec())) as [
-      [unknown, string | null],
-      [unknown, Record<string, string>],
-    ];
-    if (!fixed || !state?.['estado']) return undefined;
+    // What never changes, and the state: read side by side (the state alone is ever written again).
+    const [fixed, state] = await Promise.all([this.link.send((r) => r.get(jobKey(id))), this.link.send((r) => r.hgetall(stateKey(id)))]);
+    if (!fixed) return undefined;
     const job = JSON.parse(fixed) as Fixed;
     return job.owner === owner ? jobOf(job, state) : undefined;
   }
@@ -103,13 +101,10 @@ export class RedisJobStore implements JobStore {
   async receipts(id: string, from: number, to: number): Promise<JobReceipt[]> {
     if (to <= from) return [];
     const fields = Array.from({ length: to - from }, (_, i) => String(from + i));
-    const [[, listed], [, answers]] = (await this.link.send((r) =>
-      r
-        .multi()
-        .lrange(receiptsKey(id), from, to - 1)
-        .hmget(answersKey(id), ...fields)
-        .exec(),
-    )) as [[unknown, string[]], [unknown, (string | null)[]]];
+    const [listed, answers] = await Promise.all([
+      this.link.send((r) => r.lrange(receiptsKey(id), from, to - 1)),
+      this.link.send((r) => r.hmget(answersKey(id), ...fields)),
+    ]);
     return listed.map((text, i) => {
       const receipt = JSON.parse(text) as JobReceipt;
       const answer = answers[i];
@@ -158,11 +153,22 @@ function stateOf(job: Job): Record<string, string> {
   };
 }
 
-function jobOf(fixed: Fixed, state: Record<string, string>): Job {
-  const resumen = Object.fromEntries(RESUMEN_FIELDS.map((f) => [f, Number(state[f] ?? 0)])) as unknown as Resumen;
+/** The job from its two keys; undefined when its state is gone (expired) or unreadable. */
+function jobOf(fixed: Fixed, state: Record<string, string>): Job | undefined {
+  const estado = STATES.find((s) => s === state['estado']);
+  if (!estado) return undefined;
+  const count = (field: keyof Resumen) => Number(state[field] ?? 0);
+  const resumen: Resumen = {
+    aceptados: count('aceptados'),
+    anulados: count('anulados'),
+    autorizados: count('autorizados'),
+    noAutorizados: count('noAutorizados'),
+    noExisten: count('noExisten'),
+    conError: count('conError'),
+  };
   return {
     ...fixed,
-    estado: state['estado'] as JobState,
+    estado,
     validados: Number(state['validados'] ?? 0),
     resumen,
     terminadaEn: state['terminadaEn'] || null,

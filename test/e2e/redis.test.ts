@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CheckoutDocument, ContribuyenteDocument, ContribuyenteDetalleDocument } from '../../operations/generated/graphql.js';
 import { KEY_PREFIX } from '../../src/data/cache.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
+import { redisDump, startRedis, startStack, type RedisServer, type Stack } from '../helpers.js';
 
 const SECRET = 'a-secret-shared-by-every-instance';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -134,16 +134,7 @@ describe('a shared Redis cache (a real redis-server)', () => {
     const keys = await inspect.keys('*');
     expect(keys.length).toBeGreaterThan(0);
     // Every key of every kind: the lookups' strings, the webhooks' sets and BullMQ's queue.
-    const valueOf = async (k: string): Promise<unknown> => {
-      const type = await inspect.type(k);
-      if (type === 'string') return inspect.get(k);
-      if (type === 'hash') return inspect.hgetall(k);
-      if (type === 'set') return inspect.smembers(k);
-      if (type === 'zset') return inspect.zrange(k, '0', '-1');
-      if (type === 'list') return inspect.lrange(k, 0, -1);
-      return inspect.xrange(k, '-', '+');
-    };
-    const dump = keys.join('\n') + JSON.stringify(await Promise.all(keys.map(valueOf)));
+    const dump = await redisDump(inspect);
     expect(dump).not.toContain('sandbox-pro');
     expect(dump).not.toContain('sandbox-free');
   });

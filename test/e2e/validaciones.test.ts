@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SUNAT_SAMPLE } from '../../src/sandbox/sunat.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { Redis } from 'ioredis';
-import { codes, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
+import { codes, redisDump, startRedis, startStack, TOKEN, type RedisServer, type Stack } from '../helpers.js';
 
 /**
  * Background validations through SUNAT's free API (crearValidacionMasiva): answered at once,
@@ -400,17 +400,7 @@ describe('background validations in a fleet (REDIS_URL): BullMQ shares the work'
       expect(numbers.length - 400).toBeLessThanOrEqual(20);
       const tokens = sandbox.calls.flatMap((c) => /^Bearer (.+)$/.exec(String(c.headers['authorization'] ?? ''))?.[1] ?? []);
       expect(tokens.length).toBeGreaterThan(0);
-      const keys = await inspect.keys('*');
-      const valueOf = async (k: string): Promise<unknown> => {
-        const type = await inspect.type(k);
-        if (type === 'string') return inspect.get(k);
-        if (type === 'hash') return inspect.hgetall(k);
-        if (type === 'set') return inspect.smembers(k);
-        if (type === 'zset') return inspect.zrange(k, '0', '-1');
-        if (type === 'list') return inspect.lrange(k, 0, -1);
-        return inspect.xrange(k, '-', '+');
-      };
-      const dump = keys.join('\n') + JSON.stringify(await Promise.all(keys.map(valueOf)));
+      const dump = await redisDump(inspect);
       expect(dump).toContain(id);
       for (const secret of [SUNAT_SAMPLE.clientSecret, TOKEN, ...new Set(tokens)]) expect(dump).not.toContain(secret);
       for (const text of [
