@@ -6,7 +6,7 @@ const TIMED = [
   // Reads the heap: a worker that other files share holds their allocations too.
   'test/pipeline/document-cache.test.ts',
   'test/webhooks/publish.test.ts',
-  ...['stress-documents', 'stress-store', 'fairness', 'admission', 'ops', 'floods', 'connections', 'slow-registry'].map(
+  ...['stress-documents', 'stress-store', 'fairness', 'admission', 'ops', 'floods', 'connections', 'slow-registry', 'stream-readers'].map(
     (name) => `test/e2e/${name}.test.ts`,
   ),
 ];

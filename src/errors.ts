@@ -50,7 +50,8 @@ export const ERROR_CODES = {
   REQUEST_ENTITY_TOO_LARGE: 'El cuerpo de la petición supera MAX_BODY_BYTES (HTTP 413).',
   REQUEST_TIMEOUT: 'El cuerpo de la petición no llegó completo en HTTP_REQUEST_TIMEOUT_MS (HTTP 408). Reintentable.',
   OVERLOADED:
-    'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable.',
+    'El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After), ' +
+    'o envía ya todas las listas largas con @stream que puede. Reintentable.',
   NOT_FOUND:
     `La ruta no existe: el endpoint GraphQL es ${GRAPHQL_PATH} (HTTP 404); o la suscripción (webhook) ` +
     'o la validación masiva no existe o no es de quien llama.',
@@ -279,6 +280,12 @@ export const REFUSALS = {
     words: 'Con @defer o @stream, la respuesta llega por partes: acepte multipart/mixed o text/event-stream (cabecera Accept).',
   },
   streamNegative: { code: 'INVALID_INPUT', words: 'El initialCount de @stream no puede ser negativo.' },
+  streamsBusy: {
+    code: 'OVERLOADED',
+    words: ({ max, perCaller }: { max: number; perCaller: number }) =>
+      `El gateway ya envía ${max} listas largas con @stream a la vez (${perCaller} por llamante): ` +
+      'reintente en unos segundos, o pídala sin @stream.',
+  },
   subscriptionsOverSse: {
     code: 'OPERATION_NOT_SUPPORTED',
     status: 406,

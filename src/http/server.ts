@@ -9,7 +9,7 @@ import { errorAnswer, worded, type ErrorCode, type Worded } from '../errors.js';
 import { badJsonParam, documentOf, isForm, readBody } from './body.js';
 import { refuse, refuseUpload } from './refuse.js';
 import { EXPOSED_HEADERS } from './cors.js';
-import { takingTurns } from './turns.js';
+import { takingTurns } from '../data/turns.js';
 import { serveOps, type OpsAnswers } from './health.js';
 import { answerMediaType } from '../pipeline/yoga-mirror.js';
 import { asksForGraphiQL } from '../pipeline/operation-report.js';

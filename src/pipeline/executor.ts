@@ -9,8 +9,9 @@ import {
   type ExecutionArgs,
   type GraphQLError,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import { madePace } from '../schema/stream-pace.js';
 import { refusal } from '../errors.js';
 import { answerMediaType } from './yoga-mirror.js';
 
@@ -112,7 +113,10 @@ export function useExecutor(): Plugin {
     onExecute: ({ args, setExecuteFn, setResultAndStopExecution }) => {
       if (!isIncremental(args.document)) return setExecuteFn(graphqlJs as never);
       const refusal = incrementalRefusal(args);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+      if (refusal) return setResultAndStopExecution({ errors: [refusal] });
+      // Each part as its writer pulls it: a streamed list reads on at that pace (src/schema/stream-pace.ts).
+      const context: object = args.contextValue;
+      return { onExecuteDone: (done) => handleStreamOrSingleExecutionResult(done, ({ result }) => madePace(context)?.pulled(result)) };
     },
     // A subscription's events go out over SSE only: asked for anything else, it is refused before it starts.
     onSubscribe: ({ args, setResultAndStopExecution }) => {

@@ -12,4 +12,15 @@ export class ClientGone {
   get aborted(): boolean {
     return this.res.destroyed && !this.res.writableFinished;
   }
+
+  /** Ends the answer where it is, for a client that stopped reading it: those waiting on it are told it left. */
+  cut(): void {
+    this.res.destroy();
+  }
+
+  /** Calls `listener` once the client has left (at once if it already has); for the few who must be woken, not probe. */
+  onGone(listener: () => void): void {
+    if (this.aborted) return listener();
+    this.res.once('close', () => this.aborted && listener());
+  }
 }

@@ -4,6 +4,8 @@ import { SpanKind } from '@opentelemetry/api';
 import type { YogaInitialContext } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ClientGone } from './client-gone.js';
+import { takingTurns, type Turns } from '../data/turns.js';
+import { StreamPlaces } from './stream-pace.js';
 import { createLoaders, type RequestLoaders } from '../data/loaders.js';
 import type { LookupCaller, CachedLookups } from '../data/lookups.js';
 import type { LookupOp } from '../upstream/lookups.js';
@@ -46,6 +48,12 @@ export interface Context {
   /** Background validations through SUNAT (crearValidacionMasiva); undefined in a context built without them. */
   readonly jobs: ValidationJobs | undefined;
   /** Settings the resolvers apply: the most receipts per batch field, and calls of a request in flight at once. */
+  /** Whether the client has left, and a way to be told when it does; undefined in a context built without a response. */
+  readonly clientGone: ClientGone | undefined;
+  /** The parts of long lists, every request's, one an event loop turn (./stream-pace.ts). */
+  readonly listParts: Turns;
+  /** Places for long streamed lists, every request's (./stream-pace.ts). */
+  readonly streamPlaces: StreamPlaces;
   readonly limits: { readonly maxReceipts: number; readonly maxRucsPerList: number; readonly concurrency: number };
 }
 
@@ -108,12 +116,16 @@ export function createContextFactory(options: ContextOptions) {
     jobs,
   } = options;
   const limits = { maxReceipts, maxRucsPerList, concurrency };
+  // One a turn, the app's: 50 long lists at once take turns with each other and with every other request.
+  const listParts = takingTurns(1);
+  const streamPlaces = new StreamPlaces();
   // Every signed-in caller shares the plan's answers: one cache key for all of them, and its throttling.
   const planKey = lookups.tokenKey(planToken);
   const planId = planToken === undefined ? undefined : hash('sha256', planToken, 'base64url');
   return ({ request, res }: YogaInitialContext & { res?: ServerResponse }): Context => {
     const state = requestState(request);
     const { signedIn, span } = state;
+    const clientGone = res ? new ClientGone(res) : undefined;
     // In sign-in mode the plan pays, and only for a caller whose JWT was verified (src/pipeline/sign-in.ts).
     const token = planToken === undefined ? bearerToken(request.headers.get('authorization')) : signedIn && planToken;
     const tokenKey = planToken === undefined ? lookups.tokenKey(token) : signedIn && planKey;
@@ -123,7 +135,7 @@ export function createContextFactory(options: ContextOptions) {
       caller: signedIn?.caller ?? tokenKey ?? (token === undefined ? undefined : hash('sha256', token, 'base64url')),
       throttledAs: signedIn && planId,
       budget: signedIn?.budget,
-      signal: res ? new ClientGone(res) : undefined,
+      signal: clientGone,
       tokenKey,
       noCache: wantsNoCache(request.headers),
       refusals: new Refusals(),
@@ -170,6 +182,9 @@ export function createContextFactory(options: ContextOptions) {
       loaders: createLoaders(lookups, call, concurrency),
       lookupFresh: (op: LookupOp, key: string) => lookups.lookup(op, key, { ...call, noCache: true }),
       state,
+      clientGone,
+      listParts,
+      streamPlaces,
       limits,
       padron: register,
       webhooks,

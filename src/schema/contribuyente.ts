@@ -7,6 +7,8 @@ import { CONSULTADO_EN, consultadoEn, loadAnswered } from './received.js';
 import { MAX_RUCS, checkRuc } from './validation.js';
 import { builder } from './builder.js';
 import { valid } from './input.js';
+import type { Turns } from '../data/turns.js';
+import { LONG_STREAMS, listOf, paced, paceOf, streamedAfter } from './stream-pace.js';
 
 /** `SI` -> true, `NO` -> false, anything else (absent, blank, unknown) -> null. */
 function siNo(flag: string | null | undefined): boolean | null {
@@ -83,18 +85,18 @@ export const Contribuyente = builder.objectRef<Received<RucRecord>>('Contribuyen
   },
 });
 
-/** A list longer than this is answered in parts of this size, the event loop free between them: @stream sends each as it is read. */
+/** A list longer than this is answered in parts of this size, the event loop free between them (streamed: at its reader's pace). */
 const LIST_PART = 500;
 
 /**
- * The items of a long list, a part at a time: each part is read once the one before it has
- * settled and the event loop has turned, so @stream sends the first parts while the last are read.
+ * The items of a long list answered whole, a part at a time: each part is read once the one
+ * before it has settled, in its turn among every request's parts, so other requests go on meanwhile.
  */
-function inParts<T>(length: number, at: (i: number) => Promise<T>): Promise<T>[] {
+function inParts<T>(length: number, at: (i: number) => Promise<T>, turns: Turns): Promise<T>[] {
   const items: Promise<T>[] = [];
   let before: Promise<unknown> = Promise.resolve();
   for (let from = 0; from < length; from += LIST_PART) {
-    const start = before.then(() => new Promise((r) => setImmediate(r)));
+    const start = before.then(() => turns.run(async () => undefined));
     const part = Array.from({ length: Math.min(LIST_PART, length - from) }, (_, k) => start.then(() => at(from + k)));
     items.push(...part);
     before = Promise.allSettled(part);
@@ -145,14 +147,27 @@ builder.queryFields((t) => ({
       const held = (ruc: string) => !ctx.call.noCache && ctx.padron?.holds(ruc) === true;
       const paid = new Set(checked.flatMap((c) => (c.ok && !held(c.value) ? [c.value] : [])));
       if (paid.size > MAX_RUCS) throw refusal('paidRucs', { max: MAX_RUCS, paid: paid.size });
+      const loader = ctx.loaders.of('ruc');
       // A bad RUC fails only its own position (error path ends in its index); the rest still resolve.
       const at = (i: number) => {
         const c = checked[i]!;
-        return c.ok
-          ? loadAnswered(ctx.loaders.of('ruc').load(c.value), ctx, info, i)
-          : Promise.reject(refusal('invalidInput', { why: c.message }));
+        return c.ok ? loadAnswered(loader.load(c.value), ctx, info, i) : Promise.reject(refusal('invalidInput', { why: c.message }));
       };
-      return rucs.length <= LIST_PART ? rucs.map((_, i) => at(i)) : inParts(rucs.length, at);
+      if (rucs.length <= LIST_PART) return rucs.map((_, i) => at(i));
+      const initial = streamedAfter(info);
+      if (initial === undefined) return inParts(rucs.length, at, ctx.listParts);
+      // Streamed, a record the register answered is let go once its item is answered (it costs nothing to read again):
+      // the request holds the parts on their way, not the whole list.
+      const once = async (i: number) => {
+        const record = await at(i);
+        const c = checked[i];
+        if (record.fuente === 'PADRON' && c?.ok) loader.clear(c.value);
+        return record;
+      };
+      const release = ctx.streamPlaces.take(ctx.call.caller);
+      if (!release) throw refusal('streamsBusy', LONG_STREAMS);
+      ctx.clientGone?.onGone(release);
+      return paced(rucs.length, once, { pace: paceOf(ctx), release, list: listOf(info), initial, turns: ctx.listParts });
     },
   }),
   contribuyenteDetalle: t.field({

@@ -1,6 +1,6 @@
 import { setImmediate as immediate } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { takingTurns } from '../../src/http/turns.js';
+import { takingTurns } from '../../src/data/turns.js';
 
 describe('takingTurns', () => {
   it('starts one work a turn, in arrival order, each on a later turn of the event loop', async () => {
