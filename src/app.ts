@@ -6,7 +6,8 @@ import { bearerToken, createContextFactory, type Context, type ServerContext } f
 import { maskError } from './errors.js';
 import { corsOptions, useNoNullOrigin } from './http/cors.js';
 import { graphiqlOptions, renderGraphiQL, useGraphiQLAssets } from './http/graphiql.js';
-import { createFastPath, usePluginList, type FastPath } from './http/fast-path.js';
+import { createFastPath, type FastPath } from './http/fast-path.js';
+import { FAST_PATH_TREATMENTS, treatedByFastPath, usePluginList } from './http/fast-path-plugins.js';
 import type { HttpApp } from './http/server.js';
 import { OPS_ROUTES, readinessOf, coalesced, STOPPING, type OpsRoute } from './http/health.js';
 import { useErrorContract, useTypedRefusals } from './pipeline/error-contract.js';
@@ -246,7 +247,10 @@ function yogaOptions(config: Config, options: AppOptions, parts: Parts): YogaSer
   };
 }
 
-/** The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the marker). */
+/**
+ * The gateway's plugins, in the order they run (`more`, a caller's own, after ours and before the
+ * marker). Those with Yoga hooks the fast path does not run carry its treatment of them (src/http/fast-path-plugins.ts).
+ */
 function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[] {
   const {
     upstream,
@@ -268,14 +272,14 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
   return [
     pluginList.first,
     // 1. Static GraphiQL files answer before any GraphQL work (/health, /ready and /metrics never reach Yoga).
-    ...(config.graphiql ? [useGraphiQLAssets()] : []),
+    ...(config.graphiql ? [treatedByFastPath(useGraphiQLAssets(), FAST_PATH_TREATMENTS.graphiqlAssets)] : []),
     // 2. Every error gets `code` and `retryable` before anyone reads the result.
     useErrorContract(),
     // 3. The report (log line, metrics, span) and request id see every request, even those refused below.
-    useOperationReport(report, GRAPHQL_PATH, config.graphiql),
+    treatedByFastPath(useOperationReport(report, GRAPHQL_PATH, config.graphiql), FAST_PATH_TREATMENTS.operationReport),
     // 4. Browser requests without a CORS preflight must carry the CSRF header; no `null` allowed origin.
-    useCsrfPrevention(),
-    useNoNullOrigin(),
+    treatedByFastPath(useCsrfPrevention(), FAST_PATH_TREATMENTS.csrfPrevention),
+    treatedByFastPath(useNoNullOrigin(), FAST_PATH_TREATMENTS.noNullOrigin),
     // Sign-in mode: the caller's JWT verified and its budget read, before any other work (src/pipeline/sign-in.ts).
     ...(config.auth && signInKeys
       ? [useSignIn({ ...config.auth, keys: signInKeys, budgets, onRefused: (reason) => metrics.signInRefused(reason) })]
@@ -313,7 +317,7 @@ function plugins(config: Config, parts: Parts, more: readonly Plugin[]): Plugin[
     // 8. Parsed and validated documents, where Yoga puts its own cache: after every rule is added.
     documentCache,
     // 9. A refusal Yoga sends without a body (415, 404) gets a typed one.
-    useTypedRefusals(),
+    treatedByFastPath(useTypedRefusals(), FAST_PATH_TREATMENTS.typedRefusals),
     ...more,
     pluginList.last,
   ];

@@ -50,6 +50,11 @@ describe('the layout of src/', () => {
     expect(readdirSync(SRC).filter((n) => n.endsWith('.ts')).length).toBeLessThanOrEqual(5);
   });
 
+  it("marks the plugins for the fast path in one place, the app's list of them, from one table of treatments", () => {
+    const marking = files(SRC).filter((path) => readFileSync(path, 'utf8').includes('treatedByFastPath('));
+    expect(marking.map((path) => relative(SRC, path)).sort()).toEqual(['app.ts']);
+  });
+
   it('keeps the README for users: at most 300 lines (details go to docs/)', () => {
     expect(readFileSync('README.md', 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(300);
   });

@@ -2,7 +2,6 @@ import type { CORSOptions } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.js';
 import { CSRF_HEADER } from '../pipeline/limits.js';
-import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
 
 /** What a browser app reads of a refusal: its request id, when to retry, and that its sign-in token was refused. */
 export const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'www-authenticate'];
@@ -26,12 +25,9 @@ export function corsOptions(config: Pick<Config, 'corsOrigins'>): CORSOptions {
  * (whose origin is "null") would match. No header at all is the refusal.
  */
 export function useNoNullOrigin(): Plugin {
-  return treatedByFastPath(
-    {
-      onResponse({ response }) {
-        if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
-      },
+  return {
+    onResponse({ response }) {
+      if (response.headers.get('access-control-allow-origin') === 'null') response.headers.delete('access-control-allow-origin');
     },
-    { doesItself: ['onResponse'], because: 'the fast path leaves the same header out' },
-  );
+  };
 }

@@ -1,22 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CORSOptions } from '@whatwg-node/server';
-import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { getCORSHeadersByRequestAndOptions, normalizeNodeRequest, type CORSOptions } from '@whatwg-node/server';
+import { isAsyncIterable, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Context, ServerContext } from '../schema/context.js';
 import { worded } from '../errors.js';
 import type { OperationReport } from '../pipeline/operation-report.js';
 import { ONE_RESULT_ONLY } from '../pipeline/executor.js';
-import {
-  answerOf,
-  errorHandler,
-  fetchRequestOf,
-  hooksTheFastPathSkips,
-  isJsonContentType,
-  jsonMediaTypeOf,
-  isParams,
-  type DeclaredPlugin,
-  type Params,
-  type Result,
-} from '../pipeline/yoga-mirror.js';
+import { errorHandler, isJsonContentType, jsonMediaTypeOf } from '../pipeline/yoga-mirror.js';
+import { hooksTheFastPathSkips, type DeclaredPlugin } from './fast-path-plugins.js';
 import { refuse } from './refuse.js';
 
 /** Takes the request and answers when its work is over, or returns undefined to leave it to Yoga. */
@@ -36,30 +26,6 @@ export interface FastPathOptions {
   onTaken?: () => void;
 }
 
-/**
- * The plugins between its two markers, once envelop has set them up (and so with those they
- * added through `addPlugin`): put `first` before the app's plugins and `last` after them.
- */
-export function usePluginList(): { first: Plugin; last: Plugin; between(): readonly Plugin[] } {
-  let all: readonly Plugin[] = [];
-  const first: Plugin = {};
-  const last: Plugin = {
-    onPluginInit({ plugins }) {
-      all = plugins;
-    },
-  };
-  return {
-    first,
-    last,
-    between: () => {
-      const from = all.indexOf(first);
-      const to = all.indexOf(last);
-      if (from < 0 || to < from) throw new Error('usePluginList: its markers are not among the plugins, in order');
-      return all.slice(from + 1, to);
-    },
-  };
-}
-
 /** Throws, naming it, when a plugin has a Yoga hook this path would not run: a new plugin or hook is never skipped in silence. */
 function refuseSkippedHooks(plugins: readonly DeclaredPlugin[]): void {
   plugins.forEach((plugin, i) => {
@@ -67,7 +33,7 @@ function refuseSkippedHooks(plugins: readonly DeclaredPlugin[]): void {
     if (skipped.length > 0)
       throw new Error(
         `HTTP_FAST_PATH: plugin ${i + 1} of the app's has ${skipped.join(', ')}, which the fast path does not run; ` +
-          'run it there too (src/pipeline/yoga-mirror.ts) or set HTTP_FAST_PATH=off',
+          'run it there too (src/http/fast-path.ts) and mark it (src/http/fast-path-plugins.ts), or set HTTP_FAST_PATH=off',
       );
   });
 }
@@ -78,8 +44,9 @@ function refuseSkippedHooks(plugins: readonly DeclaredPlugin[]): void {
  * Yoga wraps every request in Fetch API objects (Request, Headers, Response) and promise
  * chains, which cost more than the operation itself (docs/performance.md). Here the very same
  * envelop pipeline runs (parse and validation caches, GraphQL Armor, the cost limit, the
- * operation report, masked errors, graphql-js); only the HTTP layer around it is plain Node, and
- * what it copies of Yoga is in src/pipeline/yoga-mirror.ts. What this path does not take (GET,
+ * operation report, masked errors, graphql-js); only the HTTP layer around it is plain Node: the
+ * request made by whatwg-node's `normalizeNodeRequest`, the answer written as Yoga writes it, and
+ * what it must copy of Yoga, which exports nothing to call, in src/pipeline/yoga-mirror.ts. What this path does not take (GET,
  * GraphiQL, other content types or `Accept` values, batches, anything unusual in the body,
  * `@defer` and `@stream`) goes to Yoga unchanged, so its errors stay Yoga's own.
  * `HTTP_FAST_PATH=off` sends everything to Yoga; the end-to-end suite runs both ways and
@@ -97,7 +64,9 @@ export function createFastPath(yoga: YogaServerInstance<ServerContext, Context>,
   const setResultProcessor = () => undefined;
 
   const respond = async (req: IncomingMessage, res: ServerResponse, mediaType: string, params: Params) => {
-    const request = fetchRequestOf(req, fetchAPI);
+    // Without the response: its abort controller would hang three listeners on it per request, and
+    // the client-gone signal is the gateway's own (src/schema/client-gone.ts). The body is read already.
+    const request = normalizeNodeRequest(req, fetchAPI);
     // The report's onRequest hook, as Yoga runs it.
     report.begin(request, true);
     const context = serverContextOf(req, res, request, params, options.logError);
@@ -154,4 +123,50 @@ function serverContextOf(req: IncomingMessage, res: ServerResponse, request: Req
     params,
     waitUntil: (work: Promise<unknown> | void) => void work?.catch(logError),
   };
+}
+
+/** A result as Yoga's hooks hand it on: one (with its serializer, if any) or a stream. */
+type Result = Parameters<Parameters<NonNullable<Plugin['onExecutionResult']>>[0]['setResult']>[0];
+
+/** The GraphQL parameters of a JSON body this path takes; Yoga's own onParams hook checks the rest of them. */
+type Params = GraphQLParams & { query: string };
+
+/** A body this path takes: an object (not a batch) with the document in it; Yoga checks the rest as for any request. */
+function isParams(body: unknown): body is Params {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'query' in body && typeof body.query === 'string';
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The HTTP answer Yoga writes for one JSON result (its `processRegularResult`), with the CORS headers whatwg-node adds. */
+async function answerOf(
+  result: Result,
+  {
+    fetchAPI,
+    mediaType,
+    request,
+    cors,
+  }: { fetchAPI: Parameters<typeof processRegularResult>[1]; mediaType: string; request: Request; cors: CORSOptions },
+): Promise<Answer> {
+  let answer: Answer;
+  if (!isAsyncIterable(result) && !result.errors?.length && !result.extensions?.['http']) {
+    // What processRegularResult does for a result without errors, without the Response object.
+    answer = {
+      status: 200,
+      headers: { 'Content-Type': `${mediaType}; charset=utf-8` },
+      body: (result.stringify ?? JSON.stringify)(result),
+    };
+  } else {
+    const response = await processRegularResult(result, fetchAPI, mediaType);
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, key) => (headers[key] = value));
+    answer = { status: response.status, headers, body: await response.text() };
+  }
+  Object.assign(answer.headers, getCORSHeadersByRequestAndOptions(request, cors));
+  answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
+  return answer;
 }

@@ -6,7 +6,6 @@ import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { AutocompletarDocument, EjemploDocument } from '../../operations/generated/graphql.js';
 import { GRAPHQL_PATH } from '../config.js';
 import { errorAnswer, worded } from '../errors.js';
-import { treatedByFastPath } from '../pipeline/yoga-mirror.js';
 import { SANDBOX_TOKEN } from '../sandbox/data.js';
 
 /**
@@ -169,8 +168,5 @@ export function useGraphiQLAssets(): Plugin {
       );
     },
   };
-  return treatedByFastPath(plugin, {
-    doesItself: ['onRequest'],
-    because: 'it answers GETs of its files only, never a JSON POST to the GraphQL path',
-  });
+  return plugin;
 }

@@ -2,7 +2,6 @@ import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { errorBody, maskError, resultWithContract, worded, type Worded } from '../errors.js';
 import { GRAPHQL_PATH } from '../config.js';
-import { treatedByFastPath } from './yoga-mirror.js';
 
 /** The error contract on Yoga's side: every result's errors typed, and Yoga's empty refusals given a typed body. */
 
@@ -38,17 +37,14 @@ const EMPTY_REFUSALS: Record<number, Worded> = {
 
 /** Yoga plugin: a refusal Yoga sends with no body gets the typed body every other error has. */
 export function useTypedRefusals(): Plugin {
-  return treatedByFastPath(
-    {
-      onResponse({ response, setResponse, fetchAPI }) {
-        const refusal = EMPTY_REFUSALS[response.status];
-        if (!refusal || response.headers.has('content-type')) return;
-        const headers = new fetchAPI.Headers(response.headers);
-        headers.set('content-type', 'application/json; charset=utf-8');
-        headers.delete('content-length');
-        setResponse(new fetchAPI.Response(errorBody(refusal), { status: response.status, headers }));
-      },
+  return {
+    onResponse({ response, setResponse, fetchAPI }) {
+      const refusal = EMPTY_REFUSALS[response.status];
+      if (!refusal || response.headers.has('content-type')) return;
+      const headers = new fetchAPI.Headers(response.headers);
+      headers.set('content-type', 'application/json; charset=utf-8');
+      headers.delete('content-length');
+      setResponse(new fetchAPI.Response(errorBody(refusal), { status: response.status, headers }));
     },
-    { doesItself: ['onResponse'], because: 'Yoga sends these with no body for a 415 or a 404, which the fast path never answers' },
-  );
+  };
 }

@@ -12,7 +12,6 @@ import { wantsNoCache } from '../schema/context.js';
 import { estimateCost } from './cost.js';
 import { refusal, refusalError, worded, type Worded } from '../errors.js';
 import { requestState, spent, type RequestState } from '../schema/request-state.js';
-import { treatedByFastPath } from './yoga-mirror.js';
 
 /**
  * Depth of an introspection query, as GraphQL Armor counts it (fragments flattened). The standard
@@ -217,17 +216,14 @@ function withStanding<C extends object>(cost: C, state: RequestState | undefined
  */
 export function useCsrfPrevention(): Plugin {
   const csrf = useCSRFPrevention({ requestHeaders: [CSRF_HEADER] });
-  return treatedByFastPath(
-    {
-      onRequestParse(payload) {
-        if (payload.request.headers.has('authorization')) return;
-        try {
-          return csrf.onRequestParse?.(payload);
-        } catch {
-          throw refusal('csrf', { header: CSRF_HEADER });
-        }
-      },
+  return {
+    onRequestParse(payload) {
+      if (payload.request.headers.has('authorization')) return;
+      try {
+        return csrf.onRequestParse?.(payload);
+      } catch {
+        throw refusal('csrf', { header: CSRF_HEADER });
+      }
     },
-    { doesItself: ['onRequestParse'], because: 'a JSON POST always has its CORS preflight, so the check lets every one through' },
-  );
+  };
 }

@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { requestState, spent, type RequestState } from '../schema/request-state.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { Tracing } from '../telemetry/tracing.js';
-import { treatedByFastPath } from './yoga-mirror.js';
 
 export interface OperationReportOptions {
   logger: Logger;
@@ -176,19 +175,16 @@ export function useOperationReport(report: OperationReport, graphqlPath: string,
     request.method !== 'OPTIONS' &&
     !(graphiql && asksForGraphiQL(request.method, request.headers.get('accept')));
 
-  return treatedByFastPath(
-    {
-      // Decided once, from the URL Yoga has already parsed.
-      onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
-      onExecute: ({ args }) => report.executing(args),
-      onResultProcess: ({ request, result, setResult }) => {
-        if (isAsyncIterable(result)) setResult(report.stream(request, result));
-        else report.result(request, result);
-      },
-      onResponse({ request, response }) {
-        response.headers.set('x-request-id', report.end(request, response.status));
-      },
+  return {
+    // Decided once, from the URL Yoga has already parsed.
+    onRequest: ({ request, url }) => report.begin(request, isOperation(request, url)),
+    onExecute: ({ args }) => report.executing(args),
+    onResultProcess: ({ request, result, setResult }) => {
+      if (isAsyncIterable(result)) setResult(report.stream(request, result));
+      else report.result(request, result);
     },
-    { doesItself: ['onRequest', 'onResponse'], because: "the fast path calls the same report's begin and end" },
-  );
+    onResponse({ request, response }) {
+      response.headers.set('x-request-id', report.end(request, response.status));
+    },
+  };
 }
