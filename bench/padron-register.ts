@@ -184,7 +184,14 @@ function dayTwo(i: number, lines: number, line: string): string[] {
 const SHUFFLE_STEP = 7_368_787;
 
 /** The register's text, `lines` lines with the header, in chunks of ISO-8859-1 bytes: in RUC order, as SUNAT writes it, or in none. */
-function padronText(lines: number, order: 'ruc' | 'none', day: 1 | 2 = 1): Readable {
+/** A day of the register: the first, the next (0.5 % of rows changed), or a next where every row's condición changed. */
+export type Day = 1 | 2 | 'all';
+
+/** The row's line with its condición changed: HABIDO turns NO HABIDO, anything else HABIDO. */
+const flipped = (line: string): string =>
+  line.includes('|HABIDO|') ? line.replace('|HABIDO|', '|NO HABIDO|') : line.replace(/\|(NO HALLADO|NO HABIDO)\|/, '|HABIDO|');
+
+function padronText(lines: number, order: 'ruc' | 'none', day: Day = 1): Readable {
   let i = 0;
   const rows = lines - 1;
   const at =
@@ -198,6 +205,7 @@ function padronText(lines: number, order: 'ruc' | 'none', day: 1 | 2 = 1): Reada
       for (; i < end; i++) {
         const line = lineAt(at(i), rows);
         if (day === 1) chunk.push(line);
+        else if (day === 'all') chunk.push(flipped(line));
         else chunk.push(...dayTwo(at(i), rows, line));
       }
       if (chunk.length) this.push(Buffer.from(`${chunk.join('\n')}\n`, 'latin1'));
@@ -220,13 +228,13 @@ async function writeZip(path: string, entry: string, content: Readable | Buffer,
   await pipeline(zip.outputStream, createWriteStream(path));
 }
 
-/** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default; day 2 with 0.5 % of its rows changed. */
+/** Writes the five zips into `dir`, the padrón with `lines` lines: at SUNAT's size by default; of the `day` asked. */
 export async function writeRegister(
   dir: string,
   lines = FULL_SIZE,
   at = new Date(),
   order: 'ruc' | 'none' = 'ruc',
-  day: 1 | 2 = 1,
+  day: Day = 1,
 ): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeZip(join(dir, 'padron_reducido_ruc.zip'), 'padron_reducido_ruc.txt', padronText(lines, order, day), at);
