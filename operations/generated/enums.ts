@@ -39,7 +39,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   /** Una suscripción pedida sin Accept: text/event-stream (HTTP 406): sus eventos llegan solo por SSE. */
   | 'OPERATION_NOT_SUPPORTED'
-  /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After). Reintentable. */
+  /** El gateway atiende ya MAX_CONCURRENT_REQUESTS operaciones, o demasiados documentos nuevos esperan su análisis (HTTP 503 con Retry-After), o envía ya todas las listas largas con @stream que puede. Reintentable. */
   | 'OVERLOADED'
   /** El hash de la consulta persistida (APQ) no corresponde al documento enviado. */
   | 'PERSISTED_QUERY_MISMATCH'
