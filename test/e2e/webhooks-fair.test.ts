@@ -82,7 +82,7 @@ describe.each([
     const firstHostile = Math.min(...receiver.taken.filter((t) => t.path.startsWith('/hang')).map((t) => t.atMs));
     await until(() => receiver.to('/honest').length > 0, 'the honest first attempt', 60_000);
     // At worst one hanging attempt's time-out (the places may all be taken when its message is made; the first freed is
-    // its), never behind the 200 hanging ones, 32 at a time, TIMEOUT_MS each.
-    expect(receiver.to('/honest')[0]!.atMs - firstHostile).toBeLessThan(TIMEOUT_MS + 1_000);
+    // its), and a busy machine's second, never behind the 200 hanging ones, 32 at a time, TIMEOUT_MS each (12.5 s and more).
+    expect(receiver.to('/honest')[0]!.atMs - firstHostile).toBeLessThan(2 * TIMEOUT_MS + 1_000);
   }, 120_000);
 });
