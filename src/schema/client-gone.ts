@@ -13,14 +13,23 @@ export class ClientGone {
     return this.res.destroyed && !this.res.writableFinished;
   }
 
-  /** Ends the answer where it is, for a client that stopped reading it: those waiting on it are told it left. */
+  /** Bytes the connection has handed to the kernel so far: they grow while the client reads. */
+  get written(): number {
+    return this.res.socket?.bytesWritten ?? 0;
+  }
+
+  /** Ends the answer where it is, for a client that stopped reading it: those waiting on it are told it closed. */
   cut(): void {
     this.res.destroy();
   }
 
-  /** Calls `listener` once the client has left (at once if it already has); for the few who must be woken, not probe. */
-  onGone(listener: () => void): void {
-    if (this.aborted) return listener();
-    this.res.once('close', () => this.aborted && listener());
+  /**
+   * Calls `listener` once the answer is over, written whole or the client gone (at once if it
+   * is already): for the few who must be woken, not probe. Whoever waits to write more into it
+   * waits for nothing from then on.
+   */
+  onClosed(listener: () => void): void {
+    if (this.res.closed) return listener();
+    this.res.once('close', listener);
   }
 }

@@ -166,7 +166,8 @@ builder.queryFields((t) => ({
       };
       const release = ctx.streamPlaces.take(ctx.call.caller);
       if (!release) throw refusal('streamsBusy', LONG_STREAMS);
-      ctx.clientGone?.onGone(release);
+      // Given back when the list ends, and when the answer does: an error elsewhere can end it with the list unread.
+      ctx.clientGone?.onClosed(release);
       return paced(rucs.length, once, { pace: paceOf(ctx), release, list: listOf(info), initial, turns: ctx.listParts });
     },
   }),

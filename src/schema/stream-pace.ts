@@ -2,7 +2,7 @@ import { getDirectiveValues, responsePathAsArray, type GraphQLResolveInfo } from
 import type { ClientGone } from './client-gone.js';
 import type { Turns } from '../data/turns.js';
 
-/** How long a streamed list waits for its reader to take a part before the answer is cut (nginx's `send_timeout` is 60 s). */
+/** How long a streamed list waits with its socket taking nothing before the answer is cut (nginx's `send_timeout` is 60 s). */
 export const STREAM_IDLE_MS = 30_000;
 
 /**
@@ -18,29 +18,50 @@ export class StreamPace {
   readonly #waiting = new Set<{ list: string; items: number; resolve: (reached: boolean) => void }>();
   /** The item lists of the part pulled last, written by the time the next is pulled. */
   #written: unknown[][] = [];
-  #gone = false;
+  #closed = false;
+  /** While a list waits: looks every STREAM_IDLE_MS at whether the socket took anything since (`#taken` bytes then). */
+  #idle: NodeJS.Timeout | undefined;
+  #taken = 0;
 
-  constructor(private readonly gone: ClientGone) {
-    gone.onGone(() => {
-      this.#gone = true;
+  constructor(private readonly answer: ClientGone) {
+    // Over, however: written whole (an error can end an answer with its streams unread), or the client gone.
+    answer.onClosed(() => {
+      this.#closed = true;
       for (const waiter of this.#waiting) waiter.resolve(false);
       this.#waiting.clear();
+      this.#watch();
     });
   }
 
   /**
-   * Resolves true once the writer has pulled `items` of the list, false as soon as the client has
-   * left. A reader that takes nothing for STREAM_IDLE_MS is cut off: it would hold its stream's
-   * place, and what the stream keeps, for as long as it likes.
+   * Resolves true once the writer has pulled `items` of the list, false once the answer is over.
+   * A reader whose socket takes nothing for STREAM_IDLE_MS while a list waits is cut off: it would
+   * hold its stream's place, and what the stream keeps, for as long as it likes.
    */
   reached(list: string, items: number): Promise<boolean> {
-    if (this.#gone) return Promise.resolve(false);
+    if (this.#closed) return Promise.resolve(false);
     if ((this.#pulled.get(list) ?? 0) >= items) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const idle = setTimeout(() => this.gone.cut(), STREAM_IDLE_MS);
-      idle.unref();
-      this.#waiting.add({ list, items, resolve: (reached) => (clearTimeout(idle), resolve(reached)) });
+      this.#waiting.add({ list, items, resolve });
+      this.#watch();
     });
+  }
+
+  /** Watches the socket while a list waits, and only then. */
+  #watch(): void {
+    if (this.#waiting.size === 0) {
+      clearInterval(this.#idle);
+      this.#idle = undefined;
+      return;
+    }
+    if (this.#idle) return;
+    this.#taken = this.answer.written;
+    this.#idle = setInterval(() => {
+      const taken = this.answer.written;
+      if (taken > this.#taken) this.#taken = taken;
+      else this.answer.cut();
+    }, STREAM_IDLE_MS);
+    this.#idle.unref();
   }
 
   /**
@@ -66,6 +87,7 @@ export class StreamPace {
         waiter.resolve(true);
       }
     }
+    this.#watch();
   }
 }
 

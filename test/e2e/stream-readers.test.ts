@@ -143,4 +143,25 @@ describe('slow readers of a long @stream', () => {
     const rucs = [...(await res.text()).matchAll(/"ruc":"(\d{11})"/g)].map((m) => m[1]);
     expect(rucs).toEqual(RUCS);
   }, 90_000);
+
+  it('gives a long list its place back when an error ends its answer before the list is read', async () => {
+    // A field that cannot be null fails (bad dates), so the answer is that error alone, and the streamed list goes unread.
+    const query =
+      'query($rucs: [String!]!) { a: contribuyentes(rucs: $rucs) @stream(initialCount: 0) { ruc } ' +
+      'b: tiposDeCambio(desde: "ayer", hasta: "hoy") { fecha } }';
+    const ask = async () => {
+      const res = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}-ended`, 'content-type': 'application/json', accept: 'multipart/mixed' },
+        body: JSON.stringify({ query, variables: { rucs: RUCS.slice(0, 600) } }),
+      });
+      return res.text();
+    };
+    // More than a caller's two places, one after the other: each answer gave its place back (before, the third was OVERLOADED).
+    for (let i = 0; i < 4; i++) {
+      const text = await ask();
+      expect(text).toContain('"code":"INVALID_INPUT"');
+      expect(text).not.toContain('OVERLOADED');
+    }
+  });
 });

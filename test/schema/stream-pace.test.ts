@@ -88,17 +88,40 @@ describe('a streamed list read at its reader pace', () => {
     expect(second).toHaveLength(1);
   });
 
-  it(`cuts off a reader that takes nothing for ${STREAM_IDLE_MS / 1000} s`, async () => {
+  it(`cuts off a reader whose socket takes nothing for ${STREAM_IDLE_MS / 1000} s, not one whose socket takes a little`, async () => {
     const res = await response();
-    vi.useFakeTimers();
     const pace = new StreamPace(new ClientGone(res));
+    vi.useFakeTimers();
     const reached = pace.reached(LIST, 100);
-    vi.advanceTimersByTime(STREAM_IDLE_MS - 1);
-    expect(res.destroyed).toBe(false);
-    vi.advanceTimersByTime(1);
+    // A slow reader: a few bytes taken within each period, never a whole part.
+    for (let period = 0; period < 3; period++) {
+      vi.advanceTimersByTime(STREAM_IDLE_MS / 2);
+      res.write('x');
+      vi.advanceTimersByTime(STREAM_IDLE_MS / 2);
+      expect(res.destroyed).toBe(false);
+    }
+    // Then nothing for a whole period.
+    vi.advanceTimersByTime(STREAM_IDLE_MS);
     expect(res.destroyed).toBe(true);
     vi.useRealTimers();
     expect(await reached).toBe(false);
+  });
+
+  it('ends a list, and gives its place back, when its answer is written whole without it (an error ended the answer)', async () => {
+    const res = await response();
+    const release = vi.fn();
+    const items = paced(1000, async (i) => i, {
+      pace: new StreamPace(new ClientGone(res)),
+      release,
+      list: LIST,
+      initial: 0,
+      turns: takingTurns(1),
+    })[Symbol.asyncIterator]();
+    for (let i = 0; i < 100; i++) await items.next();
+    const waiting = items.next();
+    res.end('{"errors":[]}');
+    expect(await waiting).toEqual({ value: undefined, done: true });
+    expect(release).toHaveBeenCalledOnce();
   });
 });
 
