@@ -17,7 +17,7 @@ export class StreamPace {
   readonly #pulled = new Map<string, number>();
   readonly #waiting = new Set<{ list: string; items: number; resolve: (reached: boolean) => void }>();
   /** The item lists of the part pulled last, written by the time the next is pulled. */
-  #written: unknown[][] = [];
+  #lastPart: unknown[][] = [];
   #closed = false;
   /** While a list waits: looks every STREAM_IDLE_MS at whether the socket took anything since (`#taken` bytes then). */
   #idle: NodeJS.Timeout | undefined;
@@ -71,13 +71,13 @@ export class StreamPace {
    * it until the stream ends, so a long list read slowly would otherwise stay whole in memory.
    */
   pulled(part: unknown): void {
-    for (const items of this.#written) items.length = 0;
-    this.#written = [];
+    for (const items of this.#lastPart) items.length = 0;
+    this.#lastPart = [];
     if (typeof part !== 'object' || part === null || !('incremental' in part) || !Array.isArray(part.incremental)) return;
     for (const entry of part.incremental) {
       if (typeof entry !== 'object' || entry === null || !('items' in entry) || !Array.isArray(entry.items)) continue;
       if (!('path' in entry) || !Array.isArray(entry.path)) continue;
-      this.#written.push(entry.items);
+      this.#lastPart.push(entry.items);
       const list = JSON.stringify(entry.path.slice(0, -1));
       const pulled = (this.#pulled.get(list) ?? 0) + entry.items.length;
       this.#pulled.set(list, pulled);
